@@ -1,0 +1,58 @@
+// The Xapian document schema shared by the indexer (writes) and the search service (reads).
+// Follows Omega's conventions: one unique "Q" term per document, single-capital prefixes for
+// standard fields, "X…" prefixes for our own; dates and numbers live in value slots.
+//
+// Free text (title, body, comments) is indexed unprefixed, with positions, so plain words and
+// phrases match anywhere; title, body and comments are also indexed under their own prefix for
+// `in:title|body|comments`. Boolean terms are lower-cased.
+#pragma once
+
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "xapian.h"
+
+namespace issuescope::index {
+
+// Term prefixes.
+inline constexpr char kIdPrefix[] = "Q";          // Q<repo_slug>#<number>: unique per issue
+inline constexpr char kTitlePrefix[] = "S";       // title words (positional)
+inline constexpr char kBodyPrefix[] = "XB";       // body words (positional)
+inline constexpr char kCommentPrefix[] = "XC";    // comment words (positional)
+inline constexpr char kRepoPrefix[] = "XR";       // XRowner/name (lower-case)
+inline constexpr char kRepoSlugPrefix[] = "XRS";  // XRSgithub:owner/name
+inline constexpr char kOrgPrefix[] = "XO";        // XOowner
+inline constexpr char kTrackerPrefix[] = "XTR";   // XTRgithub
+inline constexpr char kLabelPrefix[] = "K";       // Klabel name (lower-case, spaces kept)
+inline constexpr char kNoLabelTerm[] = "XNOLABEL";
+inline constexpr char kStatePrefix[] = "XS";      // XSopen / XSclosed / ...
+inline constexpr char kTypePrefix[] = "XY";       // XYissue / XYpr
+inline constexpr char kAuthorPrefix[] = "A";      // Alogin (lower-case)
+inline constexpr char kAssigneePrefix[] = "XA";   // XAlogin
+inline constexpr char kKindPrefix[] = "XK";       // taxonomy kind
+inline constexpr char kThemePrefix[] = "XTH";     // taxonomy theme
+inline constexpr char kSubthemePrefix[] = "XST";  // taxonomy sub-theme
+inline constexpr char kLlmPrefix[] = "XL";        // XLtrue / XLfalse
+
+// Value slots (numbers via Xapian::sortable_serialise).
+inline constexpr Xapian::valueno kCreatedSlot = 0;    // unix seconds
+inline constexpr Xapian::valueno kUpdatedSlot = 1;    // unix seconds
+inline constexpr Xapian::valueno kClosedSlot = 2;     // unix seconds; empty while open
+inline constexpr Xapian::valueno kCommentsSlot = 3;   // comment count
+inline constexpr Xapian::valueno kNumberSlot = 4;     // issue number
+inline constexpr Xapian::valueno kVersionSlot = 5;    // newest updated_at of issue+comments (ns)
+inline constexpr Xapian::valueno kReactionsSlot = 6;  // reactions
+
+// Metadata keys. "feed:<store_id>" holds the highest consumed change-feed sequence number of
+// that crawler worker's store, committed in the same transaction as the documents.
+inline constexpr char kFeedMetadataPrefix[] = "feed:";
+
+// Document data: a serialized issuescope.v1.IssueWithComments (with tags), so hits, snippets
+// and GetIssue need no other store.
+
+// IdTerm returns the unique term of an issue.
+inline std::string IdTerm(absl::string_view repo_slug, int64_t number) {
+  return std::string(kIdPrefix) + std::string(repo_slug) + "#" + std::to_string(number);
+}
+
+}  // namespace issuescope::index
