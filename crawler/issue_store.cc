@@ -1,1 +1,542 @@
-// (being written)
+#include "crawler/issue_store.h"
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "common/repo_slug.h"
+#include "common/rocksdb_status.h"
+#include "common/status_macros.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "rocksdb/write_batch.h"
+
+namespace issuescope::crawler {
+namespace {
+
+constexpr char kStoreIdKey[] = "store_id";
+constexpr char kIssueCountKey[] = "count/issues";
+constexpr char kCommentCountKey[] = "count/comments";
+constexpr char kEpochPrefix[] = "epoch/";
+constexpr size_t kMaxSlugLength = 512;
+
+void PutBE64(std::string* out, uint64_t v) {
+  for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
+}
+
+uint64_t GetBE64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+std::string BE64(uint64_t v) {
+  std::string out;
+  PutBE64(&out, v);
+  return out;
+}
+
+std::string IssuePrefix(absl::string_view slug) {
+  return absl::StrCat(slug, absl::string_view("\0", 1));
+}
+
+std::string IssueKey(absl::string_view slug, int64_t number) {
+  std::string key = IssuePrefix(slug);
+  PutBE64(&key, static_cast<uint64_t>(number));
+  return key;
+}
+
+std::string CommentKey(absl::string_view slug, int64_t number, int64_t id) {
+  std::string key = IssueKey(slug, number);
+  PutBE64(&key, static_cast<uint64_t>(id));
+  return key;
+}
+
+// A change record: kind (1 byte), BE64 number, repo slug.
+std::string EncodeChange(v1::ChangeKind kind, absl::string_view slug, int64_t number) {
+  std::string out(1, static_cast<char>(kind));
+  PutBE64(&out, static_cast<uint64_t>(number));
+  out.append(slug.data(), slug.size());
+  return out;
+}
+
+bool StartsWith(const rocksdb::Slice& s, const std::string& prefix) {
+  return s.starts_with(rocksdb::Slice(prefix));
+}
+
+absl::Status CheckSlug(absl::string_view slug) {
+  if (slug.empty()) return absl::InvalidArgumentError("empty repository slug");
+  if (slug.size() > kMaxSlugLength || slug.find('\0') != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed repository slug \"", absl::CHexEscape(slug.substr(0, 64)), "\""));
+  }
+  return absl::OkStatus();
+}
+
+int CompareTimestamps(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
+  if (a.seconds() != b.seconds()) return a.seconds() < b.seconds() ? -1 : 1;
+  if (a.nanos() != b.nanos()) return a.nanos() < b.nanos() ? -1 : 1;
+  return 0;
+}
+
+// SameContent compares two records, ignoring fetched_at.
+template <typename Record>
+bool SameContent(Record a, Record b) {
+  a.clear_fetched_at();
+  b.clear_fetched_at();
+  return google::protobuf::util::MessageDifferencer::Equals(a, b);
+}
+
+// ShouldReplace decides whether `incoming` replaces `stored` (see the header's version rules).
+template <typename Record>
+bool ShouldReplace(const Record& stored, const Record& incoming, bool stored_is_tombstone) {
+  int cmp = CompareTimestamps(incoming.updated_at(), stored.updated_at());
+  if (stored_is_tombstone) return cmp > 0;
+  if (cmp != 0) return cmp > 0;
+  return !SameContent(stored, incoming);
+}
+
+std::string NewStoreId() {
+  std::random_device rd;
+  std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  std::string raw;
+  PutBE64(&raw, gen());
+  PutBE64(&raw, gen() ^ (static_cast<uint64_t>(rd()) << 32));
+  return absl::BytesToHexString(raw);
+}
+
+absl::Status ReadCounter(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const std::string& key,
+                         uint64_t* out) {
+  std::string value;
+  rocksdb::Status s = db->Get(rocksdb::ReadOptions(), cf, key, &value);
+  if (s.IsNotFound()) {
+    *out = 0;
+    return absl::OkStatus();
+  }
+  RETURN_IF_ERROR(FromRocksStatus(s, absl::StrCat("reading meta record ", key)));
+  if (value.size() != 8) {
+    return absl::DataLossError(absl::StrCat("corrupt meta record ", key, ": ", value.size(),
+                                            " bytes, want 8"));
+  }
+  *out = GetBE64(value.data());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// Writer is one write transaction: it holds the store's write mutex, overlays the records it
+// has staged on the stored ones, and commits everything in one WriteBatch.
+class IssueStore::Writer {
+ public:
+  Writer(IssueStore* store, absl::string_view slug)
+      : store_(store), slug_(slug), lock_(store->write_mu_), next_seq_(store->last_seq() + 1) {}
+
+  // Fence rejects a stale epoch and stages a newer one.
+  absl::Status Fence(uint64_t epoch) {
+    uint64_t stored = 0;
+    RETURN_IF_ERROR(ReadCounter(store_->db_.get(), store_->meta_cf_,
+                                absl::StrCat(kEpochPrefix, slug_), &stored));
+    if (epoch < stored) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("stale lease for ", slug_, ": epoch ", epoch, " is older than epoch ",
+                       stored, " already accepted by this store; stop writing"));
+    }
+    if (epoch > stored) {
+      batch_.Put(store_->meta_cf_, absl::StrCat(kEpochPrefix, slug_), BE64(epoch));
+      dirty_ = true;
+    }
+    return absl::OkStatus();
+  }
+
+  // Find looks a record up in the staged writes, then in the store.
+  template <typename Record>
+  absl::Status Find(rocksdb::ColumnFamilyHandle* cf, const std::string& key,
+                    absl::string_view what, Record* out, bool* found) {
+    auto it = staged_.find({cf, key});
+    std::string value;
+    if (it != staged_.end()) {
+      value = it->second;
+    } else {
+      rocksdb::Status s = store_->db_->Get(rocksdb::ReadOptions(), cf, key, &value);
+      if (s.IsNotFound()) {
+        *found = false;
+        return absl::OkStatus();
+      }
+      RETURN_IF_ERROR(FromRocksStatus(s, absl::StrCat("reading ", what)));
+    }
+    if (!out->ParseFromString(value)) {
+      return absl::DataLossError(absl::StrCat("corrupt stored record of ", what));
+    }
+    *found = true;
+    return absl::OkStatus();
+  }
+
+  // Put stages a record and its change-log entry.
+  void Put(rocksdb::ColumnFamilyHandle* cf, const std::string& key,
+           const google::protobuf::Message& record, bool is_new, v1::ChangeKind kind,
+           int64_t number) {
+    std::string value = record.SerializeAsString();
+    batch_.Put(cf, key, value);
+    staged_[{cf, key}] = std::move(value);
+    batch_.Put(store_->changes_cf_, BE64(next_seq_++), EncodeChange(kind, slug_, number));
+    if (is_new) ++(cf == store_->issues_cf_ ? new_issues_ : new_comments_);
+    dirty_ = true;
+  }
+
+  // Commit writes the batch (if anything is staged) and publishes its sequence numbers.
+  absl::Status Commit() {
+    if (!dirty_) return absl::OkStatus();
+    int64_t issues = store_->issue_count_.load() + new_issues_;
+    int64_t comments = store_->comment_count_.load() + new_comments_;
+    batch_.Put(store_->meta_cf_, kIssueCountKey, BE64(static_cast<uint64_t>(issues)));
+    batch_.Put(store_->meta_cf_, kCommentCountKey, BE64(static_cast<uint64_t>(comments)));
+    rocksdb::WriteOptions options;  // WAL on, no per-batch fsync (see the header).
+    RETURN_IF_ERROR(FromRocksStatus(store_->db_->Write(options, &batch_),
+                                    absl::StrCat("writing a batch for ", slug_)));
+    store_->issue_count_.store(issues);
+    store_->comment_count_.store(comments);
+    store_->Publish(next_seq_ - 1);
+    return absl::OkStatus();
+  }
+
+ private:
+  IssueStore* store_;
+  std::string slug_;
+  std::lock_guard<std::mutex> lock_;
+  uint64_t next_seq_;
+  rocksdb::WriteBatch batch_;
+  std::map<std::pair<rocksdb::ColumnFamilyHandle*, std::string>, std::string> staged_;
+  int64_t new_issues_ = 0;
+  int64_t new_comments_ = 0;
+  bool dirty_ = false;
+};
+
+absl::StatusOr<std::unique_ptr<IssueStore>> IssueStore::Open(const std::string& path,
+                                                             const StoreOptions& options) {
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = options.create_if_missing;
+  db_options.create_missing_column_families = true;
+  if (options.env != nullptr) db_options.env = options.env;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  for (const char* name : {"default", "issues", "comments", "changes", "meta"}) {
+    families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  }
+  std::unique_ptr<IssueStore> store(new IssueStore());
+  rocksdb::DB* db = nullptr;
+  RETURN_IF_ERROR(FromRocksStatus(
+      rocksdb::DB::Open(db_options, path, families, &store->handles_, &db),
+      absl::StrCat("opening issue store ", path)));
+  store->db_.reset(db);
+  store->issues_cf_ = store->handles_[1];
+  store->comments_cf_ = store->handles_[2];
+  store->changes_cf_ = store->handles_[3];
+  store->meta_cf_ = store->handles_[4];
+  RETURN_IF_ERROR(store->Recover());
+  return store;
+}
+
+IssueStore::~IssueStore() {
+  if (db_ == nullptr) return;
+  for (rocksdb::ColumnFamilyHandle* handle : handles_) db_->DestroyColumnFamilyHandle(handle);
+  db_->Close().PermitUncheckedError();
+}
+
+absl::Status IssueStore::Recover() {
+  std::string id;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), meta_cf_, kStoreIdKey, &id);
+  if (s.IsNotFound()) {
+    id = NewStoreId();
+    rocksdb::WriteOptions write_options;
+    write_options.sync = true;
+    RETURN_IF_ERROR(FromRocksStatus(db_->Put(write_options, meta_cf_, kStoreIdKey, id),
+                                    "writing the store id"));
+  } else {
+    RETURN_IF_ERROR(FromRocksStatus(s, "reading the store id"));
+    if (id.size() < 16) return absl::DataLossError("corrupt meta record store_id: too short");
+  }
+  store_id_ = id;
+
+  uint64_t count = 0;
+  RETURN_IF_ERROR(ReadCounter(db_.get(), meta_cf_, kIssueCountKey, &count));
+  issue_count_.store(static_cast<int64_t>(count));
+  RETURN_IF_ERROR(ReadCounter(db_.get(), meta_cf_, kCommentCountKey, &count));
+  comment_count_.store(static_cast<int64_t>(count));
+
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), changes_cf_));
+  it->SeekToLast();
+  uint64_t last = 0;
+  if (it->Valid()) {
+    if (it->key().size() != 8) {
+      return absl::DataLossError(absl::StrCat("corrupt change-log key \"",
+                                              absl::CHexEscape(it->key().ToString()), "\""));
+    }
+    last = GetBE64(it->key().data());
+  }
+  RETURN_IF_ERROR(FromRocksStatus(it->status(), "reading the last change-log entry"));
+  Publish(last);
+  return absl::OkStatus();
+}
+
+void IssueStore::Publish(uint64_t seq) {
+  absl::MutexLock lock(&seq_mu_);
+  last_seq_ = seq;
+}
+
+uint64_t IssueStore::last_seq() const {
+  absl::MutexLock lock(&seq_mu_);
+  return last_seq_;
+}
+
+uint64_t IssueStore::WaitForChanges(uint64_t seq, absl::Duration timeout) const {
+  absl::MutexLock lock(&seq_mu_);
+  auto advanced = [this, seq]() { return last_seq_ > seq; };
+  seq_mu_.AwaitWithTimeout(absl::Condition(&advanced), timeout);
+  return last_seq_;
+}
+
+absl::StatusOr<ApplyResult> IssueStore::ApplyIssues(absl::string_view repo_slug, uint64_t epoch,
+                                                    const std::vector<v1::Issue>& issues) {
+  RETURN_IF_ERROR(CheckSlug(repo_slug));
+  for (size_t i = 0; i < issues.size(); ++i) {
+    if (issues[i].number() <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("issue ", i, " of the page for ", repo_slug,
+                                                     " has number ", issues[i].number(),
+                                                     "; numbers must be > 0"));
+    }
+  }
+  Writer writer(this, repo_slug);
+  RETURN_IF_ERROR(writer.Fence(epoch));
+  ApplyResult result;
+  for (const v1::Issue& issue : issues) {
+    std::string key = IssueKey(repo_slug, issue.number());
+    v1::Issue stored;
+    bool found = false;
+    RETURN_IF_ERROR(writer.Find(issues_cf_, key, issuescope::IssueKey(repo_slug, issue.number()),
+                                &stored, &found));
+    if (found && !ShouldReplace(stored, issue, stored.deleted())) {
+      ++result.unchanged;
+      continue;
+    }
+    writer.Put(issues_cf_, key, issue, !found,
+               issue.deleted() ? v1::CHANGE_KIND_DELETE : v1::CHANGE_KIND_UPSERT, issue.number());
+    ++result.stored;
+  }
+  RETURN_IF_ERROR(writer.Commit());
+  return result;
+}
+
+absl::StatusOr<ApplyResult> IssueStore::ApplyComments(absl::string_view repo_slug,
+                                                      uint64_t epoch,
+                                                      const std::vector<v1::Comment>& comments) {
+  RETURN_IF_ERROR(CheckSlug(repo_slug));
+  for (size_t i = 0; i < comments.size(); ++i) {
+    if (comments[i].issue_number() <= 0 || comments[i].id() <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "comment ", i, " of the page for ", repo_slug, " has issue number ",
+          comments[i].issue_number(), " and id ", comments[i].id(), "; both must be > 0"));
+    }
+  }
+  Writer writer(this, repo_slug);
+  RETURN_IF_ERROR(writer.Fence(epoch));
+  ApplyResult result;
+  for (const v1::Comment& comment : comments) {
+    std::string key = CommentKey(repo_slug, comment.issue_number(), comment.id());
+    v1::Comment stored;
+    bool found = false;
+    RETURN_IF_ERROR(writer.Find(
+        comments_cf_, key,
+        absl::StrCat("comment ", comment.id(), " of ",
+                     issuescope::IssueKey(repo_slug, comment.issue_number())),
+        &stored, &found));
+    if (found && !ShouldReplace(stored, comment, false)) {
+      ++result.unchanged;
+      continue;
+    }
+    writer.Put(comments_cf_, key, comment, !found, v1::CHANGE_KIND_UPSERT,
+               comment.issue_number());
+    ++result.stored;
+  }
+  RETURN_IF_ERROR(writer.Commit());
+  return result;
+}
+
+absl::Status IssueStore::MarkDeleted(absl::string_view repo_slug, uint64_t epoch,
+                                     int64_t number) {
+  RETURN_IF_ERROR(CheckSlug(repo_slug));
+  if (number <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot delete issue ", number, " of ", repo_slug, ": numbers must be > 0"));
+  }
+  Writer writer(this, repo_slug);
+  RETURN_IF_ERROR(writer.Fence(epoch));
+  std::string key = IssueKey(repo_slug, number);
+  v1::Issue issue;
+  bool found = false;
+  RETURN_IF_ERROR(
+      writer.Find(issues_cf_, key, issuescope::IssueKey(repo_slug, number), &issue, &found));
+  if (!found) {
+    absl::StatusOr<v1::RepositoryRef> repo = ParseRepoSpec(repo_slug);
+    if (repo.ok()) *issue.mutable_repo() = *repo;
+    issue.set_number(number);
+    issue.set_key(absl::StrCat(number));
+  }
+  if (!issue.deleted()) {
+    issue.set_deleted(true);
+    writer.Put(issues_cf_, key, issue, !found, v1::CHANGE_KIND_DELETE, number);
+  }
+  return writer.Commit();
+}
+
+absl::Status IssueStore::LoadIssue(const std::string& key, v1::Issue* issue, bool* found) const {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), issues_cf_, key, &value);
+  if (s.IsNotFound()) {
+    *found = false;
+    return absl::OkStatus();
+  }
+  RETURN_IF_ERROR(FromRocksStatus(s, "reading an issue"));
+  if (!issue->ParseFromString(value)) {
+    return absl::DataLossError("corrupt stored issue record");
+  }
+  *found = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::IssueWithComments> IssueStore::LoadCurrent(absl::string_view repo_slug,
+                                                               int64_t number,
+                                                               bool* found) const {
+  v1::IssueWithComments current;
+  std::string what = issuescope::IssueKey(repo_slug, number);
+  absl::Status status = LoadIssue(IssueKey(repo_slug, number), current.mutable_issue(), found);
+  if (!status.ok()) return absl::Status(status.code(), absl::StrCat(status.message(), " ", what));
+  if (!*found) current.clear_issue();
+
+  std::string prefix = IssueKey(repo_slug, number);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), comments_cf_));
+  for (it->Seek(prefix); it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
+    v1::Comment* comment = current.add_comments();
+    if (it->key().size() != prefix.size() + 8 ||
+        !comment->ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+      return absl::DataLossError(absl::StrCat("corrupt stored comment record of ", what));
+    }
+  }
+  RETURN_IF_ERROR(FromRocksStatus(it->status(), absl::StrCat("reading comments of ", what)));
+  std::sort(current.mutable_comments()->begin(), current.mutable_comments()->end(),
+            [](const v1::Comment& a, const v1::Comment& b) {
+              int cmp = CompareTimestamps(a.created_at(), b.created_at());
+              return cmp != 0 ? cmp < 0 : a.id() < b.id();
+            });
+  return current;
+}
+
+absl::StatusOr<v1::IssueWithComments> IssueStore::GetIssue(absl::string_view repo_slug,
+                                                           int64_t number) const {
+  RETURN_IF_ERROR(CheckSlug(repo_slug));
+  if (number <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("issue number must be > 0, got ", number));
+  }
+  bool found = false;
+  ASSIGN_OR_RETURN(v1::IssueWithComments current, LoadCurrent(repo_slug, number, &found));
+  if (!found) {
+    return absl::NotFoundError(
+        absl::StrCat("issue ", issuescope::IssueKey(repo_slug, number), " is not in this store"));
+  }
+  return current;
+}
+
+absl::Status IssueStore::ScanRepository(absl::string_view repo_slug,
+                                        const std::function<bool(const v1::Issue&)>& fn) const {
+  RETURN_IF_ERROR(CheckSlug(repo_slug));
+  std::string prefix = IssuePrefix(repo_slug);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), issues_cf_));
+  v1::Issue issue;
+  for (it->Seek(prefix); it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
+    if (it->key().size() != prefix.size() + 8 ||
+        !issue.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+      int64_t number = it->key().size() == prefix.size() + 8
+                           ? static_cast<int64_t>(GetBE64(it->key().data() + prefix.size()))
+                           : -1;
+      return absl::DataLossError(absl::StrCat("corrupt stored issue record of ",
+                                              issuescope::IssueKey(repo_slug, number)));
+    }
+    if (!fn(issue)) return absl::OkStatus();
+  }
+  return FromRocksStatus(it->status(), absl::StrCat("scanning ", repo_slug));
+}
+
+absl::StatusOr<v1::ChangeBatch> IssueStore::ReadChanges(uint64_t from_seq, int max_events) const {
+  if (max_events <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("max_events must be > 0, got ", max_events));
+  }
+  v1::ChangeBatch batch;
+  batch.set_store_id(store_id_);
+  batch.set_last_seq(from_seq);
+  if (from_seq >= last_seq()) return batch;
+
+  // Coalesce: one pending event per issue, carrying the highest seq seen for it. Scanning is
+  // bounded so that a flood of changes to a few issues cannot make one batch unbounded.
+  struct Pending {
+    uint64_t seq;
+    std::string slug;
+    int64_t number;
+  };
+  std::vector<Pending> pending;
+  std::map<std::pair<std::string, int64_t>, size_t> index;
+  const int64_t max_scanned = std::max<int64_t>(10000, int64_t{max_events} * 16);
+  int64_t scanned = 0;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), changes_cf_));
+  for (it->Seek(BE64(from_seq + 1)); it->Valid() && scanned < max_scanned; it->Next()) {
+    rocksdb::Slice key = it->key();
+    rocksdb::Slice value = it->value();
+    if (key.size() != 8) {
+      return absl::DataLossError(
+          absl::StrCat("corrupt change-log key \"", absl::CHexEscape(key.ToString()), "\""));
+    }
+    uint64_t seq = GetBE64(key.data());
+    if (value.size() < 10 || (value[0] != v1::CHANGE_KIND_UPSERT &&
+                              value[0] != v1::CHANGE_KIND_DELETE)) {
+      return absl::DataLossError(absl::StrCat("corrupt change-log entry at seq ", seq));
+    }
+    std::string slug(value.data() + 9, value.size() - 9);
+    int64_t number = static_cast<int64_t>(GetBE64(value.data() + 1));
+    auto found = index.find({slug, number});
+    if (found != index.end()) {
+      pending[found->second].seq = seq;
+    } else if (pending.size() >= static_cast<size_t>(max_events)) {
+      break;
+    } else {
+      index.emplace(std::make_pair(slug, number), pending.size());
+      pending.push_back({seq, std::move(slug), number});
+    }
+    batch.set_last_seq(seq);
+    ++scanned;
+  }
+  RETURN_IF_ERROR(FromRocksStatus(it->status(), "reading the change log"));
+
+  std::sort(pending.begin(), pending.end(),
+            [](const Pending& a, const Pending& b) { return a.seq < b.seq; });
+  for (const Pending& p : pending) {
+    v1::ChangeEvent* event = batch.add_events();
+    event->set_seq(p.seq);
+    event->set_repo_slug(p.slug);
+    event->set_number(p.number);
+    bool found = false;
+    ASSIGN_OR_RETURN(*event->mutable_current(), LoadCurrent(p.slug, p.number, &found));
+    event->set_kind(found && event->current().issue().deleted() ? v1::CHANGE_KIND_DELETE
+                                                                : v1::CHANGE_KIND_UPSERT);
+  }
+  return batch;
+}
+
+v1::StoreInfo IssueStore::Info() const {
+  v1::StoreInfo info;
+  info.set_store_id(store_id_);
+  info.set_last_seq(last_seq());
+  info.set_issues(issue_count_.load());
+  info.set_comments(comment_count_.load());
+  return info;
+}
+
+}  // namespace issuescope::crawler

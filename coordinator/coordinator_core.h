@@ -1,0 +1,164 @@
+// CoordinatorCore: the coordinator's logic, free of gRPC (it speaks the issuescope.v1 proto
+// messages only). It holds the catalog of repositories, worker membership, leases with fencing
+// epochs, crawl cursors and progress, all durable in its own RocksDB (see coordinator_state.h).
+// The gRPC service (coordinator_service.h) and the CLI's one-machine mode (worker id "local")
+// both drive it directly.
+//
+// Semantics, in short:
+//  - A repository needs crawling when a crawl is scheduled (added, triggered), when its
+//    recrawl interval has passed since the last completed crawl, or when its last crawl failed
+//    and `retry_failed_after` has passed. Such a repository, when unleased, belongs to the live
+//    worker with the highest rendezvous score (assignment.h): sticky and balanced. AcquireLeases
+//    hands a worker only the repositories it owns among the live workers.
+//  - Each grant increments the repository's epoch, durably, before it is returned. Epochs are
+//    never reused, even across removal and re-adding of a repository.
+//  - A lease ends when it expires (not renewed by Heartbeat/ReportProgress for `lease_ttl`),
+//    when its holder is declared dead (silent for `worker_timeout`), on ReleaseLease, on a
+//    final ReportProgress (done / error / moved_to), or when the repository is removed.
+//    Expiry is evaluated lazily at the start of every call; Tick() does the same on demand.
+//  - A worker is alive while its last RegisterWorker/Heartbeat/AcquireLeases/ReportProgress is
+//    younger than `worker_timeout`. A worker silent for longer is dead: its leases end and its
+//    Heartbeat answers known=false until it registers again.
+//  - Phases in GetStatus: GONE (the tracker moved it: ReportProgress.moved_to), CRAWLING
+//    (leased), FAILED (last crawl failed, retry not yet due), PENDING (needs crawling), IDLE.
+//    `quiescent` is true when no repository is PENDING or CRAWLING: FAILED, IDLE and GONE are
+//    quiescent (a failure waiting for its retry is not work in progress; once the retry is due
+//    the repository is PENDING again).
+//  - Restart: catalog, epochs, cursors and progress are reloaded. Leases held at the crash stay
+//    valid: each gets at least `lease_ttl` from the reopen (nobody could be granted the
+//    repository meanwhile), and their holders count as alive for `worker_timeout` from the
+//    reopen, so workers keep crawling and reconnect. Lease renewals and heartbeats are kept in
+//    memory only (this grace makes persisting them unnecessary).
+//
+// Thread-safety: every public method is thread-safe (one mutex; RocksDB writes happen under it,
+// so the order of durable writes is the order of calls).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "coordinator/coordinator_state.h"
+#include "issuescope/v1/coordinator.pb.h"
+#include "rocksdb/env.h"
+
+namespace issuescope {
+
+// CoordinatorOptions configures a CoordinatorCore.
+struct CoordinatorOptions {
+  // How often workers must heartbeat (told to them by RegisterWorker). Default: 2 s.
+  absl::Duration heartbeat_interval = absl::Seconds(2);
+  // A lease not renewed for this long expires. Default: 15 s.
+  absl::Duration lease_ttl = absl::Seconds(15);
+  // A worker silent for this long is dead and loses its leases. Default: 10 s.
+  absl::Duration worker_timeout = absl::Seconds(10);
+  // A failed crawl is retried after this long. Default: 30 s.
+  absl::Duration retry_failed_after = absl::Seconds(30);
+  // RocksDB Env of the state database; tests pass rocksdb::NewMemEnv. Default: null (the
+  // default Env, real files). Not owned; must outlive the core.
+  rocksdb::Env* env = nullptr;
+  // Whether every durable write also fsyncs the WAL (survives power loss, not only a process
+  // crash). Default: true.
+  bool sync_writes = true;
+};
+
+// CoordinatorCore is the coordinator's state machine; see the file comment.
+class CoordinatorCore {
+ public:
+  // Open opens (or creates) the state at `path` and reloads it. `clock` is not owned and must
+  // outlive the core. INVALID_ARGUMENT for nonsensical options (non-positive durations).
+  static absl::StatusOr<std::unique_ptr<CoordinatorCore>> Open(const std::string& path,
+                                                              CoordinatorOptions options,
+                                                              Clock* clock);
+  CoordinatorCore(const CoordinatorCore&) = delete;
+  CoordinatorCore& operator=(const CoordinatorCore&) = delete;
+
+  // RegisterWorker upserts a worker (id, store address and id, capacity) and marks it alive.
+  absl::StatusOr<v1::RegisterWorkerResponse> RegisterWorker(const v1::RegisterWorkerRequest& req);
+  // Heartbeat marks the worker alive and renews the held leases that are still current; the
+  // others come back as `revoked`. An unknown or dead worker gets known=false and every held
+  // lease revoked.
+  absl::StatusOr<v1::HeartbeatResponse> Heartbeat(const v1::HeartbeatRequest& req);
+  // AcquireLeases grants up to `max_leases` repositories (0: the worker's free capacity) that
+  // need crawling and whose rendezvous owner among live workers is this worker. NOT_FOUND for an
+  // unknown worker, FAILED_PRECONDITION for a dead one (re-register).
+  absl::StatusOr<v1::AcquireLeasesResponse> AcquireLeases(const v1::AcquireLeasesRequest& req);
+  // ReportProgress records progress under a current lease (and renews it). FAILED_PRECONDITION
+  // "stale lease epoch N for REPO (current M)" when the lease is not current or not held by
+  // this worker. `done` completes the crawl (IDLE), `error` fails it (FAILED, retried later),
+  // `moved_to` marks the repository GONE and adds the new name to the catalog.
+  absl::StatusOr<v1::ReportProgressResponse> ReportProgress(const v1::ReportProgressRequest& req);
+  // ReleaseLease ends a current lease early; the repository's scheduled crawl (if not done)
+  // becomes pending again. Releasing a lease that already ended is a no-op.
+  absl::StatusOr<v1::ReleaseLeaseResponse> ReleaseLease(const v1::ReleaseLeaseRequest& req);
+  // AddRepositories adds new repositories with a FULL crawl scheduled; existing ones keep their
+  // cursor, take the new spec (api_url, interval, pull requests) and get an INCREMENTAL crawl
+  // scheduled. One atomic write for the whole request.
+  absl::StatusOr<v1::AddRepositoriesResponse> AddRepositories(
+      const v1::AddRepositoriesRequest& req);
+  // RemoveRepositories removes repositories (unknown slugs are skipped); their leases are
+  // revoked. `removed` lists the slugs that were present.
+  absl::StatusOr<v1::RemoveRepositoriesResponse> RemoveRepositories(
+      const v1::RemoveRepositoriesRequest& req);
+  // TriggerCrawl schedules a crawl (mode UNSPECIFIED means INCREMENTAL; FULL wins over a pending
+  // INCREMENTAL) of the named repositories, or of all but GONE ones when none is named. A
+  // repository being crawled gets it after its current lease. NOT_FOUND for an unknown slug.
+  absl::StatusOr<v1::TriggerCrawlResponse> TriggerCrawl(const v1::TriggerCrawlRequest& req);
+  // GetStatus reports every repository (sorted by slug) and worker, and quiescence.
+  absl::StatusOr<v1::GetStatusResponse> GetStatus(const v1::GetStatusRequest& req);
+
+  // Tick ends expired leases and the leases of dead workers now. Every other call does the same
+  // first; the service calls Tick periodically so state (and status) stays fresh when idle.
+  void Tick();
+
+  // options returns the effective options.
+  const CoordinatorOptions& options() const { return options_; }
+
+ private:
+  struct WorkerEntry {
+    coordinator::WorkerRecord record;
+    absl::Time last_seen;  // last liveness signal (memory only)
+  };
+
+  CoordinatorCore(CoordinatorOptions options, Clock* clock,
+                  std::unique_ptr<coordinator::CoordinatorState> state);
+  absl::Status Load();
+
+  // The helpers below require mu_ to be held.
+  absl::Status ExpireLocked(absl::Time now);
+  bool AliveLocked(const std::string& worker_id, absl::Time now) const;
+  // NeedsCrawl: the repository is unleased, not GONE, and a crawl is due.
+  bool NeedsCrawlLocked(const coordinator::RepoRecord& rec, absl::Time now) const;
+  v1::RepoPhase PhaseLocked(const coordinator::RepoRecord& rec, absl::Time now) const;
+  // EndLease clears a lease, folding a crawl requested meanwhile into `scheduled`.
+  void EndLeaseLocked(coordinator::RepoRecord* rec);
+  // Request asks for a crawl in `mode` (FULL wins over INCREMENTAL): now if unleased (clearing a
+  // failure back-off), else after the current lease.
+  static void Request(coordinator::RepoRecord* rec, v1::CrawlMode mode);
+  // CheckLease finds the current lease `epoch` of `slug` held by `worker_id`, or explains
+  // (FAILED_PRECONDITION) why it is not current.
+  absl::Status CheckLeaseLocked(const std::string& worker_id, const std::string& slug,
+                                uint64_t epoch, coordinator::RepoRecord** rec);
+  // NewRecord makes the record of a repository entering the catalog, FULL crawl scheduled and
+  // its epoch continuing from a previous removal.
+  absl::StatusOr<coordinator::RepoRecord> NewRecordLocked(const std::string& slug,
+                                                          const v1::RepositorySpec& spec,
+                                                          absl::Time now);
+  // LeasesHeld counts the leases of every worker.
+  std::map<std::string, int> LeasesHeldLocked() const;
+
+  const CoordinatorOptions options_;
+  Clock* const clock_;
+  std::mutex mu_;
+  std::unique_ptr<coordinator::CoordinatorState> state_;
+  std::map<std::string, coordinator::RepoRecord> repos_;  // by slug
+  std::map<std::string, WorkerEntry> workers_;            // by worker id
+};
+
+}  // namespace issuescope

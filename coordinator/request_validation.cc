@@ -1,0 +1,116 @@
+#include "coordinator/request_validation.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/repo_slug.h"
+
+namespace issuescope::coordinator {
+namespace {
+
+bool ValidPort(absl::string_view port) {
+  int value = 0;
+  if (port.empty() || port.size() > 5) return false;
+  for (char c : port) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return absl::SimpleAtoi(port, &value) && value >= 1 && value <= 65535;
+}
+
+bool ValidHost(absl::string_view host) {
+  if (host.empty() || host.size() > 253) return false;
+  for (char c : host) {
+    if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
+          c == '_')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::Status ValidateWorkerId(absl::string_view id, absl::string_view field) {
+  bool ok = !id.empty() && id.size() <= 64;
+  for (char c : id) {
+    if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+          c == '-')) {
+      ok = false;
+    }
+  }
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      field, " '", absl::CEscape(id.substr(0, 80)), "' must match [A-Za-z0-9._-]{1,64}"));
+}
+
+absl::Status ValidateStoreAddress(absl::string_view address) {
+  if (address.empty()) return absl::OkStatus();
+  if (absl::StartsWith(address, "unix:") && address.size() > 5) return absl::OkStatus();
+  bool ok = false;
+  if (absl::StartsWith(address, "[")) {
+    size_t close = address.find("]:");
+    ok = close != absl::string_view::npos && close > 1 && ValidPort(address.substr(close + 2));
+  } else {
+    size_t colon = address.rfind(':');
+    ok = colon != absl::string_view::npos && ValidHost(address.substr(0, colon)) &&
+         ValidPort(address.substr(colon + 1));
+  }
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("store_address '", absl::CEscape(address.substr(0, 200)),
+                   "' is not HOST:PORT (port 1..65535), [IPV6]:PORT or unix:PATH"));
+}
+
+absl::StatusOr<std::string> NormalizeSpec(const v1::RepositorySpec& spec,
+                                          absl::string_view field) {
+  if (!spec.has_repo()) return absl::InvalidArgumentError(absl::StrCat(field, ".repo is missing"));
+  const v1::RepositoryRef& repo = spec.repo();
+  if (repo.tracker() != v1::TRACKER_GITHUB && repo.tracker() != v1::TRACKER_GITLAB &&
+      repo.tracker() != v1::TRACKER_GITEE) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".repo.tracker ", static_cast<int>(repo.tracker()),
+                     " is not a known tracker (github, gitlab or gitee)"));
+  }
+  if (repo.owner().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".repo.owner is empty"));
+  }
+  if (repo.name().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".repo.name is empty"));
+  }
+  auto parsed =
+      ParseRepoSpec(absl::StrCat(TrackerName(repo.tracker()), ":", repo.owner(), "/", repo.name()));
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".repo: ", parsed.status().message()));
+  }
+  const std::string& url = repo.api_url();
+  if (!url.empty() && !absl::StartsWith(url, "http://") && !absl::StartsWith(url, "https://")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".repo.api_url '", absl::CEscape(url.substr(0, 200)),
+        "' must start with http:// or https://"));
+  }
+  if (spec.recrawl_interval_s() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".recrawl_interval_s is negative (", spec.recrawl_interval_s(), ")"));
+  }
+  return RepoSlug(repo);
+}
+
+absl::StatusOr<std::string> NormalizeSlug(absl::string_view slug, absl::string_view field) {
+  auto repo = ParseRepoSpec(slug);
+  if (!repo.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", repo.status().message()));
+  }
+  return RepoSlug(*repo);
+}
+
+absl::StatusOr<std::string> ValidateLeaseRef(const v1::LeaseRef& lease, absl::string_view field) {
+  auto slug = NormalizeSlug(lease.repo(), absl::StrCat(field, ".repo"));
+  if (!slug.ok()) return slug.status();
+  if (lease.epoch() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".epoch is 0 (epochs start at 1)"));
+  }
+  return slug;
+}
+
+}  // namespace issuescope::coordinator

@@ -1,0 +1,37 @@
+// Validation of coordinator RPC input: worker ids, store addresses, repository specs and slugs.
+// Every error is INVALID_ARGUMENT and names the offending field (e.g.
+// "repositories[2].repo.owner is empty").
+//
+// Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "issuescope/v1/coordinator.pb.h"
+
+namespace issuescope::coordinator {
+
+// ValidateWorkerId checks `id` against [A-Za-z0-9._-]{1,64}; `field` names it in the error.
+absl::Status ValidateWorkerId(absl::string_view id, absl::string_view field = "worker_id");
+
+// ValidateStoreAddress accepts "" (a worker that serves no store, e.g. the CLI's in-process
+// worker), "host:port", "[ipv6]:port" (port 1..65535) and "unix:/path".
+absl::Status ValidateStoreAddress(absl::string_view address);
+
+// NormalizeSpec checks one RepositorySpec (known tracker, valid owner/name, http(s) api_url,
+// non-negative recrawl interval) and returns its canonical slug. `field` prefixes errors,
+// e.g. "repositories[3]".
+absl::StatusOr<std::string> NormalizeSpec(const v1::RepositorySpec& spec, absl::string_view field);
+
+// NormalizeSlug parses a repository slug ("github:owner/name") given in a request and returns
+// its canonical (lower-case) form. `field` names it in the error.
+absl::StatusOr<std::string> NormalizeSlug(absl::string_view slug, absl::string_view field);
+
+// ValidateLeaseRef checks the worker-facing LeaseRef (slug and epoch > 0) and returns the
+// canonical slug.
+absl::StatusOr<std::string> ValidateLeaseRef(const v1::LeaseRef& lease, absl::string_view field);
+
+}  // namespace issuescope::coordinator

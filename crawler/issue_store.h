@@ -1,0 +1,151 @@
+// IssueStore is a crawler worker's durable store: the issues and comments it crawled, their
+// tombstones, and a change log (the worker's change feed) with dense, monotonic sequence numbers.
+//
+// Layout: one RocksDB database with one column family per record kind:
+//   issues   : repo_slug '\0' BE64(number)               -> serialized v1::Issue
+//   comments : repo_slug '\0' BE64(number) BE64(id)      -> serialized v1::Comment
+//   changes  : BE64(seq)                                  -> kind(1) BE64(number) repo_slug
+//   meta     : "store_id" -> hex id; "epoch/<slug>" -> BE64 fencing epoch;
+//              "count/issues", "count/comments" -> BE64 record counts
+// Every Apply*/MarkDeleted call commits its records, change-log entries, fencing epoch and
+// counters in ONE WriteBatch with the write-ahead log on, so a crash never splits them. Batches
+// are not fsync'ed one by one (WriteOptions::sync is false): a machine crash (not a process
+// crash) may lose the newest batches, which a re-crawl from the coordinator's cursor restores.
+//
+// Versions: a record is replaced only by a newer `updated_at`, or by an equal `updated_at` with
+// different content (a later fetch wins). `fetched_at` alone never makes a change. A tombstone
+// (Issue.deleted) is replaced only by a strictly newer `updated_at`.
+//
+// Ownership: the store owns its RocksDB handle; a caller-supplied Env must outlive it.
+// Thread-safety: all methods are safe to call concurrently. Writers serialise on a mutex, so
+// sequence numbers are dense and appear in commit order; readers do not block writers.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "issuescope/v1/model.pb.h"
+#include "issuescope/v1/store.pb.h"
+#include "rocksdb/db.h"
+#include "rocksdb/env.h"
+
+namespace issuescope::crawler {
+
+// StoreOptions are the options for opening a store. Every field documents its Default.
+struct StoreOptions {
+  // RocksDB Env; nullptr means the default (on-disk) Env. Tests pass rocksdb::NewMemEnv(...).
+  // Default: nullptr.
+  rocksdb::Env* env = nullptr;
+  // Create the store if missing. Default: true.
+  bool create_if_missing = true;
+};
+
+// ApplyResult counts what one Apply call changed.
+struct ApplyResult {
+  // Records that were new or newer than the stored version.
+  int64_t stored = 0;
+  // Identical or older versions, skipped.
+  int64_t unchanged = 0;
+};
+
+// IssueStore: see the file comment.
+class IssueStore {
+ public:
+  // Open opens (or creates) the store at `path`. Errors: the RocksDB error converted (e.g.
+  // INVALID_ARGUMENT when missing and !create_if_missing), DATA_LOSS for a corrupt change log or
+  // meta record.
+  static absl::StatusOr<std::unique_ptr<IssueStore>> Open(const std::string& path,
+                                                          const StoreOptions& options = {});
+  // ~IssueStore closes the database.
+  ~IssueStore();
+  IssueStore(const IssueStore&) = delete;
+  IssueStore& operator=(const IssueStore&) = delete;
+
+  // store_id is the random id fixed when the store was created (32 hex chars).
+  const std::string& store_id() const { return store_id_; }
+
+  // ApplyIssues stores a page of issues of one repository, idempotently: an issue is written
+  // only if it is new, or its updated_at is newer than the stored one, or its updated_at is
+  // equal and its content (ignoring fetched_at) differs. Every write appends one UPSERT change.
+  // Fencing: FAILED_PRECONDITION (nothing written) when `epoch` is lower than the highest epoch
+  // this store has accepted for the repository; a higher epoch is recorded. INVALID_ARGUMENT
+  // (nothing written) for an empty or malformed slug or an issue number <= 0.
+  absl::StatusOr<ApplyResult> ApplyIssues(absl::string_view repo_slug, uint64_t epoch,
+                                          const std::vector<v1::Issue>& issues);
+  // ApplyComments is the same for comments (keyed by repo, issue number, comment id; both must
+  // be > 0). A comment's change names its issue, so the issue is re-indexed with the comment.
+  absl::StatusOr<ApplyResult> ApplyComments(absl::string_view repo_slug, uint64_t epoch,
+                                            const std::vector<v1::Comment>& comments);
+  // MarkDeleted keeps a tombstone (the stored issue with deleted = true, or a bare one when the
+  // issue was never stored) and appends a DELETE change. Marking a tombstone again is a no-op.
+  absl::Status MarkDeleted(absl::string_view repo_slug, uint64_t epoch, int64_t number);
+
+  // GetIssue returns the issue (possibly a tombstone) with its comments, oldest first
+  // (created_at, then id). NOT_FOUND when the issue itself is absent.
+  absl::StatusOr<v1::IssueWithComments> GetIssue(absl::string_view repo_slug,
+                                                 int64_t number) const;
+  // ScanRepository calls `fn` for each stored issue of the repository (tombstones included) in
+  // number order until it returns false.
+  absl::Status ScanRepository(absl::string_view repo_slug,
+                              const std::function<bool(const v1::Issue&)>& fn) const;
+  // ReadChanges returns the changes with seq > from_seq, coalesced per issue (one event with the
+  // highest seq), ordered by seq, each with the issue's current state and all its comments, at
+  // most `max_events` (> 0) events. An event is DELETE when the issue is a tombstone, else
+  // UPSERT. batch.last_seq is the highest seq covered (== from_seq when there is nothing new).
+  absl::StatusOr<v1::ChangeBatch> ReadChanges(uint64_t from_seq, int max_events) const;
+  // last_seq is the highest sequence number in the change log (0 when empty).
+  uint64_t last_seq() const;
+  // WaitForChanges blocks until last_seq() > seq or `timeout` passes; returns last_seq().
+  uint64_t WaitForChanges(uint64_t seq, absl::Duration timeout) const;
+  // Info returns the id, last seq, and issue (tombstones included) and comment record counts.
+  v1::StoreInfo Info() const;
+
+ private:
+  // Change is one decoded change-log entry.
+  struct Change {
+    v1::ChangeKind kind = v1::CHANGE_KIND_UNSPECIFIED;
+    std::string repo_slug;
+    int64_t number = 0;
+  };
+  class Writer;  // One write transaction (defined in the .cc).
+
+  IssueStore() = default;
+
+  absl::Status Recover();
+  // LoadIssue reads one issue; *found is false when absent.
+  absl::Status LoadIssue(const std::string& key, v1::Issue* issue, bool* found) const;
+  // LoadCurrent reads an issue with its comments; the issue field is unset when absent.
+  absl::StatusOr<v1::IssueWithComments> LoadCurrent(absl::string_view repo_slug, int64_t number,
+                                                    bool* found) const;
+  // Publish makes `seq` visible to last_seq() and wakes WaitForChanges.
+  void Publish(uint64_t seq);
+
+  std::unique_ptr<rocksdb::DB> db_;
+  rocksdb::ColumnFamilyHandle* issues_cf_ = nullptr;
+  rocksdb::ColumnFamilyHandle* comments_cf_ = nullptr;
+  rocksdb::ColumnFamilyHandle* changes_cf_ = nullptr;
+  rocksdb::ColumnFamilyHandle* meta_cf_ = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  std::string store_id_;
+
+  // Serialises writers; guards the counters below while a batch is built.
+  std::mutex write_mu_;
+  std::atomic<int64_t> issue_count_{0};
+  std::atomic<int64_t> comment_count_{0};
+
+  // Guards last_seq_; WaitForChanges awaits on it.
+  mutable absl::Mutex seq_mu_;
+  uint64_t last_seq_ ABSL_GUARDED_BY(seq_mu_) = 0;
+};
+
+}  // namespace issuescope::crawler

@@ -1,0 +1,124 @@
+// Cluster: the issuescope processes of one machine, started as separate programs on loopback —
+// the tracker simulator (optional), the coordinator, N crawler workers, the indexer and the
+// search service — with their data, port files and logs under one work directory. Used by
+// `issuescope up` and by the end-to-end and chaos tests, which also kill, stop and restart
+// processes through it.
+//
+// Layout of the work directory: logs/<process>.log, ports/<process>.port, data/coordinator,
+// data/<worker-id>, data/index.
+//
+// Thread-compatible: one thread drives a Cluster. Destruction stops every process.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/subprocess.h"
+#include "issuescope/v1/coordinator.grpc.pb.h"
+#include "issuescope/v1/search.grpc.pb.h"
+#include "issuescope/v1/store.grpc.pb.h"
+
+namespace issuescope::cli {
+
+struct ClusterOptions {
+  // Directory holding the issuescope-* binaries. Default: the directory of this executable.
+  std::string bin_dir;
+  // Work directory (created). Required.
+  std::string work_dir;
+  // Number of crawler workers. Default: 2.
+  int workers = 2;
+  // Start issuescope-simulator with `simulator_args`. Default: true.
+  bool start_simulator = true;
+  std::vector<std::string> simulator_args;
+  // Lease and liveness timing handed to the coordinator.
+  int64_t lease_ttl_ms = 6000;
+  int64_t heartbeat_ms = 500;
+  int64_t worker_timeout_ms = 3000;
+  // Environment variable with the tracker token, passed to workers by name. Default: none.
+  std::string token_env;
+  // Crawl slots per worker. Default: 2.
+  int worker_capacity = 2;
+  // Log level of the processes.
+  std::string log_level = "info";
+  // How long to wait for a process to become ready.
+  absl::Duration start_timeout = absl::Seconds(30);
+};
+
+// IndexProgress compares the index's consumed feed positions with the workers' stores.
+struct IndexProgress {
+  int64_t documents = 0;
+  uint64_t stored_seq = 0;   // sum over live workers of their last sequence numbers
+  uint64_t indexed_seq = 0;  // sum of the index's positions for those stores
+  bool caught_up = false;
+};
+
+class Cluster {
+ public:
+  static absl::StatusOr<std::unique_ptr<Cluster>> Start(const ClusterOptions& options);
+  ~Cluster();
+
+  const std::string& simulator_url() const { return simulator_url_; }
+  const std::string& coordinator_address() const { return coordinator_address_; }
+  const std::string& search_address() const { return search_address_; }
+  const std::string& work_dir() const { return options_.work_dir; }
+  int num_workers() const { return static_cast<int>(workers_.size()); }
+  std::string worker_id(int i) const { return "worker-" + std::to_string(i); }
+
+  // The processes, for signals (nullptr when not running).
+  Subprocess* simulator() { return simulator_.get(); }
+  Subprocess* coordinator() { return coordinator_.get(); }
+  Subprocess* worker(int i) { return workers_[i].get(); }
+  Subprocess* indexer() { return indexer_.get(); }
+  Subprocess* search() { return search_.get(); }
+
+  // Restart* start a process again on the same address (after it exited or was killed).
+  absl::Status RestartCoordinator();
+  absl::Status RestartWorker(int i);
+  absl::Status RestartIndexer();
+  // AddWorker starts one more crawler worker.
+  absl::Status AddWorker();
+
+  // AddSimulatorRepositories adds every repository the simulator serves to the catalog.
+  absl::StatusOr<std::vector<std::string>> AddSimulatorRepositories();
+  // TriggerCrawl schedules a re-crawl of all repositories.
+  absl::Status TriggerCrawl(v1::CrawlMode mode);
+  absl::StatusOr<v1::GetStatusResponse> Status();
+  // WaitUntilCrawled waits until every repository completed at least `min_crawls` crawls and
+  // the coordinator is quiescent. `on_status` (optional) sees every polled status.
+  absl::Status WaitUntilCrawled(int64_t min_crawls, absl::Duration timeout,
+                                const std::function<void(const v1::GetStatusResponse&)>& on_status = {});
+  // IndexProgressNow compares index positions with the live workers' stores.
+  absl::StatusOr<IndexProgress> IndexProgressNow();
+  // WaitUntilIndexed waits until the index has consumed every live worker's change feed.
+  absl::Status WaitUntilIndexed(absl::Duration timeout);
+
+  v1::Coordinator::Stub& coordinator_stub() { return *coordinator_stub_; }
+  v1::Search::Stub& search_stub() { return *search_stub_; }
+
+  // Stop stops every process (search, indexer, workers, coordinator, simulator); returns a
+  // line per process with how it ended.
+  std::vector<std::string> Stop();
+
+ private:
+  explicit Cluster(ClusterOptions options) : options_(std::move(options)) {}
+  std::string Bin(const std::string& name) const;
+  absl::StatusOr<std::unique_ptr<Subprocess>> Launch(const std::string& name,
+                                                     std::vector<std::string> argv, int* port);
+  absl::Status StartCoordinator(int port);
+  absl::Status StartWorker(int i, int port);
+  absl::Status StartIndexer();
+
+  ClusterOptions options_;
+  std::unique_ptr<Subprocess> simulator_, coordinator_, indexer_, search_;
+  std::vector<std::unique_ptr<Subprocess>> workers_;
+  std::vector<int> worker_ports_;
+  int coordinator_port_ = 0;
+  std::string simulator_url_, coordinator_address_, search_address_;
+  std::unique_ptr<v1::Coordinator::Stub> coordinator_stub_;
+  std::unique_ptr<v1::Search::Stub> search_stub_;
+};
+
+}  // namespace issuescope::cli

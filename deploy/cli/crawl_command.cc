@@ -1,0 +1,262 @@
+#include "deploy/cli/crawl_command.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "common/repo_slug.h"
+#include "common/status_macros.h"
+#include "common/time_util.h"
+#include "coordinator/coordinator_core.h"
+#include "crawler/curl_transport.h"
+#include "crawler/issue_store.h"
+#include "crawler/repo_crawler.h"
+#include "deploy/cli/progress.h"
+#include "indexer/index_writer.h"
+#include "spdlog/spdlog.h"
+
+namespace issuescope::cli {
+namespace {
+
+constexpr char kLocalWorker[] = "local";
+
+// CatchUpIndex applies every change of `store` not yet in `writer`; returns events applied.
+absl::StatusOr<int64_t> CatchUpIndex(crawler::IssueStore& store, indexer::IndexWriter& writer) {
+  int64_t events = 0;
+  while (true) {
+    const uint64_t from = writer.Position(store.store_id());
+    ASSIGN_OR_RETURN(v1::ChangeBatch batch, store.ReadChanges(from, 1000));
+    if (batch.last_seq() <= from) return events;
+    batch.set_store_id(store.store_id());
+    RETURN_IF_ERROR(writer.Apply(batch));
+    events += batch.events_size();
+  }
+}
+
+// ProbeApi checks that the API URL answers at all (any HTTP status), so an unreachable URL is
+// reported at once instead of after the crawler's retries.
+absl::Status ProbeApi(crawler::HttpTransport& transport, const std::string& api_url) {
+  crawler::HttpRequest req;
+  req.method = "GET";
+  req.url = api_url;
+  req.timeout = absl::Seconds(10);
+  auto resp = transport.Send(req);
+  if (!resp.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot reach API URL ", api_url, ": ", resp.status().message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadToken(const std::string& var) {
+  if (var.empty()) return std::string();
+  const char* value = std::getenv(var.c_str());
+  if (value == nullptr || value[0] == '\0') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("environment variable ", var, " (from --token-env) is not set or empty"));
+  }
+  return std::string(value);
+}
+
+absl::Status EnsureDirectory(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create data directory ", dir, ": ", ec.message()));
+  }
+  if (access(dir.c_str(), W_OK) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("data directory ", dir, " is not writable: ", strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunCrawl(const CrawlCommandOptions& options) {
+  if (options.repos.empty()) return absl::InvalidArgumentError("no repository given");
+  std::vector<v1::RepositoryRef> repos;
+  for (const std::string& spec : options.repos) {
+    ASSIGN_OR_RETURN(v1::RepositoryRef ref, ParseRepoSpec(spec));
+    if (ref.tracker() != v1::TRACKER_GITHUB) {
+      return absl::UnimplementedError(absl::StrCat(
+          "repository ", spec, ": only github: repositories can be crawled in this version"));
+    }
+    ref.set_api_url(options.api_url.empty() ? DefaultApiUrl(ref.tracker()) : options.api_url);
+    repos.push_back(ref);
+  }
+  ASSIGN_OR_RETURN(std::string token, ReadToken(options.token_env));
+  RETURN_IF_ERROR(EnsureDirectory(options.data_dir));
+
+  Clock* clock = Clock::Real();
+  coordinator::CoordinatorOptions coord_options;
+  ASSIGN_OR_RETURN(auto coord, coordinator::CoordinatorCore::Open(
+                                   options.data_dir + "/coordinator", coord_options, clock));
+  ASSIGN_OR_RETURN(auto store, crawler::IssueStore::Open(options.data_dir + "/store"));
+  ASSIGN_OR_RETURN(auto writer, indexer::IndexWriter::Open(options.data_dir + "/index"));
+
+  crawler::CurlTransport transport;
+  RETURN_IF_ERROR(ProbeApi(transport, repos.front().api_url()));
+
+  v1::RegisterWorkerRequest reg;
+  reg.set_worker_id(kLocalWorker);
+  reg.set_store_address("in-process");
+  reg.set_store_id(store->store_id());
+  reg.set_capacity(options.parallel);
+  RETURN_IF_ERROR(coord->RegisterWorker(reg).status());
+
+  v1::AddRepositoriesRequest add;
+  std::vector<std::string> slugs;
+  for (const v1::RepositoryRef& ref : repos) {
+    v1::RepositorySpec* spec = add.add_repositories();
+    *spec->mutable_repo() = ref;
+    spec->set_include_pull_requests(options.include_pull_requests);
+    slugs.push_back(RepoSlug(ref));
+  }
+  RETURN_IF_ERROR(coord->AddRepositories(add).status());
+  v1::TriggerCrawlRequest trigger;
+  for (const std::string& slug : slugs) trigger.add_repo_slugs(slug);
+  trigger.set_mode(options.full ? v1::CRAWL_MODE_FULL : v1::CRAWL_MODE_INCREMENTAL);
+  RETURN_IF_ERROR(coord->TriggerCrawl(trigger).status());
+
+  crawler::CrawlerOptions crawler_options;
+  crawler_options.token = token;
+  ProgressBoard board(stderr, isatty(STDERR_FILENO) != 0);
+  for (const std::string& slug : slugs) board.Update(slug, RepoLine{});
+
+  absl::Mutex mu;
+  std::vector<v1::LeaseRef> held;  // guarded by mu
+  std::atomic<int> running{0};
+  std::atomic<bool> finished{false};
+  std::vector<std::thread> threads;
+  std::vector<std::string> failures;  // guarded by mu
+
+  // Heartbeats keep long crawls' leases alive.
+  std::thread heartbeat([&] {
+    while (!finished.load()) {
+      v1::HeartbeatRequest hb;
+      hb.set_worker_id(kLocalWorker);
+      {
+        absl::MutexLock lock(&mu);
+        for (const v1::LeaseRef& l : held) *hb.add_held() = l;
+      }
+      (void)coord->Heartbeat(hb);
+      board.Render(clock->Now());
+      for (int i = 0; i < 10 && !finished.load(); ++i) absl::SleepFor(absl::Milliseconds(100));
+    }
+  });
+
+  auto crawl_one = [&](v1::Lease lease) {
+    crawler::RepoCrawler repo_crawler(&transport, store.get(), clock, crawler_options);
+    RepoLine line;
+    line.state = "crawling";
+    line.started = clock->Now();
+    board.Update(lease.repo_slug(), line);
+    v1::LeaseRef ref;
+    ref.set_repo(lease.repo_slug());
+    ref.set_epoch(lease.epoch());
+    auto on_progress = [&](const crawler::CrawlProgress& p) -> absl::Status {
+      v1::ReportProgressRequest rep;
+      rep.set_worker_id(kLocalWorker);
+      *rep.mutable_lease() = ref;
+      *rep.mutable_counters() = p.counters;
+      if (p.cursor.has_value()) *rep.mutable_cursor() = *p.cursor;
+      rep.set_issues_estimated(p.issues_estimated);
+      rep.set_rate_remaining(p.rate_remaining);
+      if (p.rate_reset != absl::InfinitePast()) *rep.mutable_rate_reset() = ToProto(p.rate_reset);
+      rep.set_done(p.done);
+      line.counters = p.counters;
+      line.issues_estimated = p.issues_estimated;
+      line.rate_remaining = p.rate_remaining;
+      line.rate_reset = p.rate_reset;
+      board.Update(lease.repo_slug(), line);
+      return coord->ReportProgress(rep).status();
+    };
+    absl::StatusOr<crawler::CrawlProgress> result = repo_crawler.Crawl(lease, on_progress);
+    line.finished = clock->Now();
+    if (result.ok()) {
+      line.state = "done";
+      line.counters = result->counters;
+    } else {
+      line.state = "failed";
+      line.error = std::string(result.status().message());
+      v1::ReportProgressRequest rep;
+      rep.set_worker_id(kLocalWorker);
+      *rep.mutable_lease() = ref;
+      rep.set_error(line.error);
+      (void)coord->ReportProgress(rep);
+      absl::MutexLock lock(&mu);
+      failures.push_back(absl::StrCat(lease.repo_slug(), ": ", line.error));
+    }
+    board.Update(lease.repo_slug(), line);
+    v1::ReleaseLeaseRequest release;
+    release.set_worker_id(kLocalWorker);
+    *release.mutable_lease() = ref;
+    (void)coord->ReleaseLease(release);
+    absl::MutexLock lock(&mu);
+    held.erase(std::remove_if(held.begin(), held.end(),
+                              [&](const v1::LeaseRef& l) { return l.repo() == ref.repo(); }),
+               held.end());
+    running.fetch_sub(1);
+  };
+
+  const absl::Time start = clock->Now();
+  // Hand out leases until every named repository has been crawled once.
+  std::set<std::string> pending(slugs.begin(), slugs.end());
+  while (true) {
+    const int free_slots = options.parallel - running.load();
+    if (free_slots > 0 && !pending.empty()) {
+      v1::AcquireLeasesRequest acq;
+      acq.set_worker_id(kLocalWorker);
+      acq.set_max_leases(free_slots);
+      ASSIGN_OR_RETURN(v1::AcquireLeasesResponse leases, coord->AcquireLeases(acq));
+      for (const v1::Lease& lease : leases.leases()) {
+        pending.erase(lease.repo_slug());
+        running.fetch_add(1);
+        {
+          absl::MutexLock lock(&mu);
+          v1::LeaseRef ref;
+          ref.set_repo(lease.repo_slug());
+          ref.set_epoch(lease.epoch());
+          held.push_back(ref);
+        }
+        threads.emplace_back(crawl_one, lease);
+      }
+    }
+    if (pending.empty() && running.load() == 0) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  for (std::thread& t : threads) t.join();
+  finished.store(true);
+  heartbeat.join();
+  board.Finish(clock->Now());
+
+  ASSIGN_OR_RETURN(int64_t indexed, CatchUpIndex(*store, *writer));
+  const v1::StoreInfo info = store->Info();
+  int64_t requests = 0;
+  for (const auto& [slug, line] : board.Lines()) requests += line.counters.requests();
+  absl::PrintF(
+      "crawled %d repositories in %.1fs: %s requests; store holds %s issues and %s comments; "
+      "index holds %s documents (%s changes indexed now)\n",
+      static_cast<int>(slugs.size()), absl::ToDoubleSeconds(clock->Now() - start),
+      WithThousands(requests), WithThousands(info.issues()), WithThousands(info.comments()),
+      WithThousands(writer->DocumentCount()), WithThousands(indexed));
+  if (!failures.empty()) {
+    std::string all;
+    for (const std::string& f : failures) absl::StrAppend(&all, all.empty() ? "" : "; ", f);
+    return absl::UnavailableError(absl::StrCat(failures.size(), " repositories failed: ", all));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace issuescope::cli

@@ -1,0 +1,188 @@
+#include "deploy/cli/query_commands.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <regex>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "common/grpc_status.h"
+#include "common/repo_slug.h"
+#include "common/status_macros.h"
+#include "common/time_util.h"
+#include "issuescope/v1/search.grpc.pb.h"
+#include "nlohmann/json.hpp"
+#include "search/searcher.h"
+
+namespace issuescope::cli {
+namespace {
+
+std::string StateName(v1::IssueState s) {
+  switch (s) {
+    case v1::ISSUE_STATE_OPEN: return "open";
+    case v1::ISSUE_STATE_CLOSED: return "closed";
+    case v1::ISSUE_STATE_PROGRESSING: return "progressing";
+    case v1::ISSUE_STATE_REJECTED: return "rejected";
+    default: return "unknown";
+  }
+}
+
+std::string Date(const google::protobuf::Timestamp& ts) {
+  if (ts.seconds() == 0 && ts.nanos() == 0) return "";
+  return FormatRfc3339(FromProto(ts));
+}
+
+// Unescape turns the snippet's HTML into terminal text, with matches in bold (on a TTY) or
+// between «».
+std::string SnippetForTerminal(const std::string& html, bool tty) {
+  std::string s = absl::StrReplaceAll(
+      html, {{"<mark>", tty ? "\x1b[1m" : "«"}, {"</mark>", tty ? "\x1b[0m" : "»"}});
+  s = absl::StrReplaceAll(s, {{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"},
+                              {"&amp;", "&"}, {"\n", " "}});
+  return s;
+}
+
+absl::Status CheckTarget(const QueryTarget& t) {
+  if (t.data_dir.empty() == t.server.empty()) {
+    return absl::InvalidArgumentError("give exactly one of --data DIR or --server HOST:PORT");
+  }
+  if (!t.data_dir.empty() && !std::filesystem::exists(t.data_dir + "/index")) {
+    return absl::NotFoundError(absl::StrCat("no index in ", t.data_dir,
+                                            " (run `issuescope crawl ... --data ", t.data_dir,
+                                            "` first)"));
+  }
+  return absl::OkStatus();
+}
+
+std::unique_ptr<v1::Search::Stub> Connect(const std::string& server) {
+  return v1::Search::NewStub(grpc::CreateChannel(server, grpc::InsecureChannelCredentials()));
+}
+
+absl::StatusOr<v1::IssueWithComments> GetIssueVia(const QueryTarget& target,
+                                                  const std::string& slug, int64_t number) {
+  if (!target.data_dir.empty()) {
+    auto searcher = search::Searcher::ForPath(target.data_dir + "/index");
+    return searcher->GetIssue(slug, number);
+  }
+  v1::SearchGetIssueRequest req;
+  req.set_repo_slug(slug);
+  req.set_number(number);
+  v1::IssueWithComments out;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  RETURN_IF_ERROR(FromGrpcStatus(Connect(target.server)->GetIssue(&ctx, req, &out)));
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::SearchResponse> SearchVia(const QueryTarget& target,
+                                             const v1::SearchRequest& request) {
+  RETURN_IF_ERROR(CheckTarget(target));
+  if (!target.data_dir.empty()) {
+    auto searcher = search::Searcher::ForPath(target.data_dir + "/index");
+    return searcher->Search(request);
+  }
+  v1::SearchResponse out;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  RETURN_IF_ERROR(FromGrpcStatus(Connect(target.server)->Search(&ctx, request, &out)));
+  return out;
+}
+
+std::string HitToJson(const v1::SearchHit& hit) {
+  nlohmann::json j;
+  j["repo"] = hit.repo();
+  j["repo_slug"] = hit.repo_slug();
+  j["number"] = hit.number();
+  j["title"] = hit.title();
+  j["state"] = StateName(hit.state());
+  j["score"] = hit.score();
+  j["url"] = hit.url();
+  j["labels"] = std::vector<std::string>(hit.labels().begin(), hit.labels().end());
+  j["author"] = hit.author();
+  j["created_at"] = Date(hit.created_at());
+  j["updated_at"] = Date(hit.updated_at());
+  j["comments"] = hit.comment_count();
+  j["is_pull_request"] = hit.is_pull_request();
+  j["snippet"] = hit.snippet();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void PrintHits(const v1::SearchResponse& response, bool json) {
+  const bool tty = isatty(STDOUT_FILENO) != 0;
+  if (json) {
+    for (const v1::SearchHit& hit : response.hits()) absl::PrintF("%s\n", HitToJson(hit));
+    return;
+  }
+  absl::PrintF("%d matching issues\n", response.total());
+  for (const v1::SearchHit& hit : response.hits()) {
+    absl::PrintF("%s#%d  [%s]  %s", hit.repo(), hit.number(), StateName(hit.state()), hit.title());
+    if (hit.score() > 0) absl::PrintF("  (score %.2f)", hit.score());
+    absl::PrintF("\n");
+    if (!hit.snippet().empty()) {
+      absl::PrintF("    %s\n", SnippetForTerminal(hit.snippet(), tty));
+    }
+  }
+}
+
+absl::Status RunSearch(const SearchCommandOptions& options) {
+  if (options.limit <= 0 || options.limit > 1000) {
+    return absl::InvalidArgumentError("--limit must be between 1 and 1000");
+  }
+  v1::SearchRequest req;
+  req.set_query(options.query);
+  req.set_page_size(options.limit);
+  ASSIGN_OR_RETURN(v1::SearchResponse resp, SearchVia(options.target, req));
+  PrintHits(resp, options.json);
+  return absl::OkStatus();
+}
+
+absl::Status RunShow(const ShowCommandOptions& options) {
+  std::string slug;
+  int64_t number = 0;
+  RETURN_IF_ERROR(ParseIssueRef(options.issue, &slug, &number));
+  RETURN_IF_ERROR(CheckTarget(options.target));
+  ASSIGN_OR_RETURN(v1::IssueWithComments iwc, GetIssueVia(options.target, slug, number));
+  const v1::Issue& issue = iwc.issue();
+  if (options.json) {
+    nlohmann::json j;
+    j["repo"] = RepoFullName(issue.repo());
+    j["number"] = issue.number();
+    j["title"] = issue.title();
+    j["state"] = StateName(issue.state());
+    j["author"] = issue.author();
+    j["labels"] = std::vector<std::string>(issue.labels().begin(), issue.labels().end());
+    j["created_at"] = Date(issue.created_at());
+    j["updated_at"] = Date(issue.updated_at());
+    j["closed_at"] = Date(issue.closed_at());
+    j["url"] = issue.url();
+    j["body"] = issue.body();
+    j["comments"] = nlohmann::json::array();
+    for (const v1::Comment& c : iwc.comments()) {
+      j["comments"].push_back({{"id", c.id()}, {"author", c.author()},
+                               {"created_at", Date(c.created_at())}, {"body", c.body()}});
+    }
+    absl::PrintF("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    return absl::OkStatus();
+  }
+  absl::PrintF("%s#%d  %s\n", RepoFullName(issue.repo()), issue.number(), issue.title());
+  absl::PrintF("state: %s%s   author: %s   created: %s   updated: %s\n", StateName(issue.state()),
+               issue.is_pull_request() ? " (pull request)" : "", issue.author(),
+               Date(issue.created_at()), Date(issue.updated_at()));
+  if (!issue.labels().empty()) {
+    absl::PrintF("labels: %s\n", absl::StrJoin(issue.labels(), ", "));
+  }
+  absl::PrintF("%s\n\n%s\n", issue.url(), issue.body());
+  for (const v1::Comment& c : iwc.comments()) {
+    absl::PrintF("\n--- %s commented on %s\n%s\n", c.author(), Date(c.created_at()), c.body());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace issuescope::cli

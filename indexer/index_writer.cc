@@ -1,0 +1,267 @@
+#include "indexer/index_writer.h"
+
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/index_document.h"
+#include "common/index_schema.h"
+#include "common/repo_slug.h"
+#include "spdlog/spdlog.h"
+
+namespace issuescope::indexer {
+namespace {
+
+std::string FeedKey(absl::string_view store_id) {
+  return absl::StrCat(index::kFeedMetadataPrefix, store_id);
+}
+
+bool IsInMemoryPath(const std::string& path) { return path.empty() || path == ":memory:"; }
+
+// The unique term of the document an event is about: the issue's own (the term BuildDocument
+// gives it) when the event carries the issue, else the event's repository slug and number.
+std::string EventIdTerm(const v1::ChangeEvent& event) {
+  if (event.current().has_issue()) {
+    const v1::Issue& issue = event.current().issue();
+    return index::IdTerm(RepoSlug(issue.repo()), issue.number());
+  }
+  return index::IdTerm(event.repo_slug(), event.number());
+}
+
+// ValidateBatch checks a batch before anything is written, so a bad batch changes nothing.
+absl::Status ValidateBatch(const v1::ChangeBatch& batch) {
+  if (batch.store_id().empty()) {
+    return absl::InvalidArgumentError("change batch has no store_id");
+  }
+  for (const v1::ChangeEvent& event : batch.events()) {
+    if (event.seq() > batch.last_seq()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "change batch of store ", batch.store_id(), ": event seq ", event.seq(),
+          " is above the batch's last_seq ", batch.last_seq()));
+    }
+    if (event.kind() != v1::CHANGE_KIND_UPSERT && event.kind() != v1::CHANGE_KIND_DELETE) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "change batch of store ", batch.store_id(), ": event seq ", event.seq(),
+          " has unknown kind ", static_cast<int>(event.kind())));
+    }
+    if (event.kind() == v1::CHANGE_KIND_DELETE && !event.current().has_issue() &&
+        event.repo_slug().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "change batch of store ", batch.store_id(), ": DELETE event seq ", event.seq(),
+          " names no repository"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status XapianError(absl::string_view operation, const Xapian::Error& e) {
+  return absl::InternalError(absl::StrCat(operation, ": ", e.get_description()));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<IndexWriter>> IndexWriter::Open(const std::string& path,
+                                                               IndexWriterOptions options) {
+  const bool in_memory = IsInMemoryPath(path);
+  Xapian::WritableDatabase db;
+  try {
+    if (in_memory) {
+      db = Xapian::WritableDatabase(std::string(), Xapian::DB_BACKEND_INMEMORY);
+    } else {
+      db = Xapian::WritableDatabase(path, Xapian::DB_CREATE_OR_OPEN);
+    }
+  } catch (const Xapian::DatabaseLockError&) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("index ", path, " is locked by another indexer"));
+  } catch (const Xapian::Error& e) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot open index ", path, ": ", e.get_description()));
+  }
+  std::unique_ptr<IndexWriter> writer(new IndexWriter(in_memory ? std::string() : path,
+                                                      std::move(db), !in_memory, options));
+  std::lock_guard<std::mutex> lock(writer->mu_);
+  absl::Status loaded = writer->LoadPositionsLocked();
+  if (!loaded.ok()) return loaded;
+  return writer;
+}
+
+IndexWriter::IndexWriter(std::string path, Xapian::WritableDatabase db, bool transactional,
+                         IndexWriterOptions options)
+    : path_(std::move(path)),
+      transactional_(transactional),
+      options_(options),
+      clock_(options.clock != nullptr ? options.clock : Clock::Real()),
+      db_(std::move(db)) {}
+
+IndexWriter::~IndexWriter() {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Status status = CommitLocked();
+  if (!status.ok()) spdlog::error("final commit of index {} failed: {}", path_, status.ToString());
+  try {
+    db_.close();
+  } catch (const Xapian::Error& e) {
+    spdlog::error("closing index {} failed: {}", path_, e.get_description());
+  }
+}
+
+absl::Status IndexWriter::LoadPositionsLocked() {
+  positions_.clear();
+  try {
+    const std::string prefix = index::kFeedMetadataPrefix;
+    for (auto it = db_.metadata_keys_begin(prefix); it != db_.metadata_keys_end(prefix); ++it) {
+      const std::string key = *it;
+      const std::string value = db_.get_metadata(key);
+      uint64_t seq = 0;
+      if (!absl::SimpleAtoi(value, &seq)) {
+        return absl::DataLossError(absl::StrCat("index ", path_, ": metadata ", key,
+                                                " is not a sequence number: \"", value, "\""));
+      }
+      positions_[key.substr(prefix.size())] = seq;
+    }
+  } catch (const Xapian::Error& e) {
+    return XapianError(absl::StrCat("reading feed positions of index ", path_), e);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status IndexWriter::Apply(const v1::ChangeBatch& batch, ApplyResult* result) {
+  ApplyResult local;
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Status status = ApplyLocked(batch, &local);
+  if (result != nullptr) *result = local;
+  return status;
+}
+
+absl::Status IndexWriter::ApplyLocked(const v1::ChangeBatch& batch, ApplyResult* result) {
+  if (absl::Status valid = ValidateBatch(batch); !valid.ok()) return valid;
+  auto found = positions_.find(batch.store_id());
+  const uint64_t position = found == positions_.end() ? 0 : found->second;
+  if (batch.last_seq() <= position) {
+    result->already_consumed = batch.events_size();
+    return absl::OkStatus();
+  }
+  try {
+    if (!in_group_) {
+      if (transactional_) db_.begin_transaction(/*flushed=*/true);
+      in_group_ = true;
+      group_started_ = clock_->Now();
+      group_events_ = 0;
+    }
+    for (const v1::ChangeEvent& event : batch.events()) {
+      if (event.seq() <= position) {
+        ++result->already_consumed;
+        continue;
+      }
+      const bool has_issue = event.current().has_issue();
+      if (event.kind() == v1::CHANGE_KIND_UPSERT && !has_issue) {
+        ++result->without_issue;
+        continue;
+      }
+      const std::string term = EventIdTerm(event);
+      if (has_issue) {
+        Xapian::PostingIterator it = db_.postlist_begin(term);
+        if (it != db_.postlist_end(term) &&
+            index::DocumentVersion(db_.get_document(*it)) > index::IssueVersion(event.current())) {
+          spdlog::debug("store {} seq {}: {} is older than the indexed version; kept the indexed",
+                        batch.store_id(), event.seq(), term);
+          ++result->stale;
+          continue;
+        }
+      }
+      if (event.kind() == v1::CHANGE_KIND_DELETE || event.current().issue().deleted()) {
+        db_.delete_document(term);
+        ++result->deleted;
+        continue;
+      }
+      if (options_.tagger != nullptr) {
+        v1::IssueWithComments tagged = event.current();
+        options_.tagger->Tag(&tagged);
+        db_.replace_document(term, index::BuildDocument(tagged));
+      } else {
+        db_.replace_document(term, index::BuildDocument(event.current()));
+      }
+      ++result->upserted;
+    }
+    db_.set_metadata(FeedKey(batch.store_id()), std::to_string(batch.last_seq()));
+  } catch (const Xapian::Error& e) {
+    return RollbackLocked(XapianError(
+        absl::StrCat("indexing batch of store ", batch.store_id(), " up to seq ", batch.last_seq()),
+        e));
+  }
+  positions_[batch.store_id()] = batch.last_seq();
+  group_events_ += result->consumed();
+  const bool due = options_.max_pending_events <= 0 ||
+                   group_events_ >= options_.max_pending_events ||
+                   clock_->Now() - group_started_ >= options_.max_commit_delay;
+  return due ? CommitLocked() : absl::OkStatus();
+}
+
+absl::Status IndexWriter::Flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CommitLocked();
+}
+
+absl::Status IndexWriter::FlushIfDue() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!in_group_ || clock_->Now() - group_started_ < options_.max_commit_delay) {
+    return absl::OkStatus();
+  }
+  return CommitLocked();
+}
+
+absl::Status IndexWriter::CommitLocked() {
+  if (!in_group_) return absl::OkStatus();
+  try {
+    if (transactional_) {
+      db_.commit_transaction();
+    } else {
+      db_.commit();
+    }
+  } catch (const Xapian::Error& e) {
+    return RollbackLocked(XapianError(absl::StrCat("committing index ", path_), e));
+  }
+  in_group_ = false;
+  group_events_ = 0;
+  return absl::OkStatus();
+}
+
+absl::Status IndexWriter::RollbackLocked(absl::Status cause) {
+  if (in_group_ && transactional_) {
+    try {
+      db_.cancel_transaction();
+    } catch (const Xapian::Error& e) {
+      spdlog::error("cancelling the pending group of index {} failed: {}", path_,
+                    e.get_description());
+    }
+  }
+  in_group_ = false;
+  group_events_ = 0;
+  // Positions go back to the committed ones, which cover exactly the committed documents.
+  absl::Status reloaded = LoadPositionsLocked();
+  if (!reloaded.ok()) spdlog::error("{}", reloaded.ToString());
+  spdlog::error("{}; the pending group was discarded", cause.ToString());
+  return cause;
+}
+
+uint64_t IndexWriter::Position(absl::string_view store_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = positions_.find(store_id);
+  return it == positions_.end() ? 0 : it->second;
+}
+
+std::vector<std::pair<std::string, uint64_t>> IndexWriter::Positions() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {positions_.begin(), positions_.end()};
+}
+
+int64_t IndexWriter::DocumentCount() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    return static_cast<int64_t>(db_.get_doccount());
+  } catch (const Xapian::Error& e) {
+    spdlog::error("counting documents of index {} failed: {}", path_, e.get_description());
+    return 0;
+  }
+}
+
+}  // namespace issuescope::indexer

@@ -1,0 +1,133 @@
+// IndexWriter: the one writer of a Xapian index, fed with change-feed batches of crawler
+// workers' stores. Each issue is one document keyed by its unique term (index::IdTerm); the
+// highest consumed sequence number of each store is kept in the index's metadata
+// ("feed:<store_id>") and committed in the SAME Xapian commit as the documents it covers, so
+// indexing is exactly-once across crashes: after a restart, a follower resumes from Position()
+// and every event it gets again is either already indexed or not indexed at all.
+//
+// An issue is never rolled back: an incoming version (index::IssueVersion) older than the indexed
+// one (index::DocumentVersion) is skipped; equal versions replace.
+//
+// Commits: by default every Apply commits. With IndexWriterOptions::max_pending_events > 0,
+// Applies are grouped into one Xapian transaction that commits when it holds that many events,
+// when max_commit_delay has passed since it began (checked by Apply and FlushIfDue), on Flush,
+// and on destruction. A crash loses the whole group — documents and positions together.
+// The in-memory backend ("" or ":memory:") has no transactions and no durability.
+//
+// Thread-safety: every method is safe to call concurrently (one mutex). Xapian exceptions never
+// escape: they become absl statuses naming the operation.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "indexer/tagger.h"
+#include "issuescope/v1/store.pb.h"
+#include "xapian.h"
+
+namespace issuescope::indexer {
+
+// IndexWriterOptions tunes commits and tagging.
+struct IndexWriterOptions {
+  // Group commits: commit once this many events are pending. 0 commits every Apply.
+  // Default: 0.
+  int max_pending_events = 0;
+  // With grouping, commit a group at the latest this long after its first Apply (checked by
+  // Apply and FlushIfDue). Default: 1 s.
+  absl::Duration max_commit_delay = absl::Seconds(1);
+  // Clock for max_commit_delay. nullptr means Clock::Real(). Not owned. Default: nullptr.
+  Clock* clock = nullptr;
+  // Tags each issue before it is indexed; nullptr leaves tags as they arrive. Not owned.
+  // Default: nullptr.
+  Tagger* tagger = nullptr;
+};
+
+// ApplyResult counts what one Apply did with the events of a batch.
+struct ApplyResult {
+  // Events with seq <= the store's position (already indexed).
+  int64_t already_consumed = 0;
+  // Documents replaced or added.
+  int64_t upserted = 0;
+  // Documents deleted (DELETE events, or issues the tracker reports deleted).
+  int64_t deleted = 0;
+  // Events whose version is older than the indexed document (a stale worker).
+  int64_t stale = 0;
+  // UPSERT events without an issue (only comments arrived so far).
+  int64_t without_issue = 0;
+  // Events newer than the position (everything except already_consumed).
+  int64_t consumed() const { return upserted + deleted + stale + without_issue; }
+};
+
+class IndexWriter {
+ public:
+  // Open opens (creating) an on-disk Xapian database at `path`; "" or ":memory:" selects the
+  // in-memory backend. FAILED_PRECONDITION "index DIR is locked by another indexer" when another
+  // writer holds it; FAILED_PRECONDITION naming the path for any other opening error.
+  static absl::StatusOr<std::unique_ptr<IndexWriter>> Open(const std::string& path,
+                                                           IndexWriterOptions options = {});
+
+  // ~IndexWriter commits a pending group (errors are logged).
+  ~IndexWriter();
+  IndexWriter(const IndexWriter&) = delete;
+  IndexWriter& operator=(const IndexWriter&) = delete;
+
+  // Apply indexes one batch of the feed of store `batch.store_id()`. Events with seq <= the
+  // store's position are skipped; UPSERT with an issue replaces the document unless the indexed
+  // version is newer (an issue the tracker reports deleted is removed instead); UPSERT without
+  // an issue is skipped; DELETE removes the document unless the indexed version is newer than
+  // the event's issue (a DELETE without issue state always removes). Then the position becomes
+  // max(position, last_seq) and is committed with the documents (per the commit policy).
+  // INVALID_ARGUMENT, with nothing written, for an empty store_id, an unknown event kind or an
+  // event seq above last_seq. `result`, when given, receives the counts.
+  absl::Status Apply(const v1::ChangeBatch& batch, ApplyResult* result = nullptr);
+
+  // Flush commits the pending group now (no-op without one).
+  absl::Status Flush();
+  // FlushIfDue commits the pending group if max_commit_delay has passed since it began.
+  absl::Status FlushIfDue();
+
+  // Position returns the highest consumed sequence number of a store (0 when unknown),
+  // including a pending group's.
+  uint64_t Position(absl::string_view store_id) const;
+  // Positions returns every store's position, sorted by store id.
+  std::vector<std::pair<std::string, uint64_t>> Positions() const;
+  // DocumentCount returns the number of indexed issues (including a pending group's).
+  int64_t DocumentCount() const;
+  // path returns the path the index was opened at ("" for in-memory).
+  const std::string& path() const { return path_; }
+
+ private:
+  IndexWriter(std::string path, Xapian::WritableDatabase db, bool transactional,
+              IndexWriterOptions options);
+
+  absl::Status LoadPositionsLocked();
+  absl::Status ApplyLocked(const v1::ChangeBatch& batch, ApplyResult* result);
+  absl::Status CommitLocked();
+  absl::Status RollbackLocked(absl::Status cause);
+
+  const std::string path_;
+  const bool transactional_;
+  const IndexWriterOptions options_;
+  Clock* const clock_;
+
+  mutable std::mutex mu_;
+  Xapian::WritableDatabase db_;
+  // Positions including the pending group's; the committed ones are in the metadata.
+  std::map<std::string, uint64_t, std::less<>> positions_;
+  // Whether a group (transaction) is open, since when, and how many events it holds.
+  bool in_group_ = false;
+  absl::Time group_started_;
+  int64_t group_events_ = 0;
+};
+
+}  // namespace issuescope::indexer

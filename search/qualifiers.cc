@@ -1,0 +1,293 @@
+#include "search/qualifiers.h"
+
+#include <functional>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/civil_time.h"
+#include "absl/time/time.h"
+#include "common/index_document.h"
+#include "common/index_schema.h"
+#include "common/repo_slug.h"
+#include "common/time_util.h"
+
+namespace issuescope::search {
+namespace {
+
+// The indexer truncates boolean terms to this many bytes (common/index_document.cc).
+constexpr size_t kMaxTermBytes = 240;
+
+using Handler = std::function<absl::StatusOr<QualifierResult>(const Token&)>;
+
+absl::Status BadValue(const Token& token, const QualifierValue& value, absl::string_view expected) {
+  return absl::InvalidArgumentError(absl::StrCat("bad ", token.text, ": value '", value.text,
+                                                 "' at column ", value.column, "; expected ",
+                                                 expected));
+}
+
+std::string BooleanTerm(absl::string_view prefix, absl::string_view value) {
+  std::string term = absl::StrCat(prefix, index::NormalizeTermValue(std::string(value)));
+  if (term.size() > kMaxTermBytes) term.resize(kMaxTermBytes);
+  return term;
+}
+
+// AnyTerm is the OR of the given terms, as a weightless filter.
+QualifierResult AnyTerm(const std::vector<std::string>& terms) {
+  std::vector<Xapian::Query> queries(terms.begin(), terms.end());
+  QualifierResult result;
+  result.filter =
+      BooleanFilter(Xapian::Query(Xapian::Query::OP_OR, queries.begin(), queries.end()));
+  return result;
+}
+
+// TermHandler makes a handler for a qualifier whose values map 1:1 to `prefix + value`.
+Handler TermHandler(const char* prefix) {
+  return [prefix](const Token& token) -> absl::StatusOr<QualifierResult> {
+    std::vector<std::string> terms;
+    for (const QualifierValue& v : token.values) terms.push_back(BooleanTerm(prefix, v.text));
+    return AnyTerm(terms);
+  };
+}
+
+absl::StatusOr<QualifierResult> RepoHandler(const Token& token) {
+  std::vector<std::string> terms;
+  for (const QualifierValue& v : token.values) {
+    absl::string_view text = v.text;
+    std::string tracker;
+    if (size_t colon = text.find(':'); colon != absl::string_view::npos) {
+      absl::StatusOr<v1::Tracker> t = ParseTrackerName(text.substr(0, colon));
+      if (!t.ok()) return BadValue(token, v, "OWNER/NAME or TRACKER:OWNER/NAME");
+      tracker = TrackerName(*t);
+      text.remove_prefix(colon + 1);
+    }
+    const size_t slash = text.find('/');
+    if (slash == 0 || slash == absl::string_view::npos || absl::EndsWith(text, "/")) {
+      return BadValue(token, v, "OWNER/NAME or TRACKER:OWNER/NAME");
+    }
+    terms.push_back(tracker.empty()
+                        ? BooleanTerm(index::kRepoPrefix, text)
+                        : BooleanTerm(index::kRepoSlugPrefix, absl::StrCat(tracker, ":", text)));
+  }
+  return AnyTerm(terms);
+}
+
+absl::StatusOr<QualifierResult> IsHandler(const Token& token) {
+  std::vector<std::string> terms;
+  for (const QualifierValue& v : token.values) {
+    const std::string value = absl::AsciiStrToLower(v.text);
+    // Gitee's "progressing" counts as open and its "rejected" as closed.
+    if (value == "open") {
+      terms.push_back(BooleanTerm(index::kStatePrefix, "open"));
+      terms.push_back(BooleanTerm(index::kStatePrefix, "progressing"));
+    } else if (value == "closed") {
+      terms.push_back(BooleanTerm(index::kStatePrefix, "closed"));
+      terms.push_back(BooleanTerm(index::kStatePrefix, "rejected"));
+    } else if (value == "issue" || value == "pr") {
+      terms.push_back(BooleanTerm(index::kTypePrefix, value));
+    } else {
+      return BadValue(token, v, "open, closed, issue or pr");
+    }
+  }
+  return AnyTerm(terms);
+}
+
+absl::StatusOr<QualifierResult> TrackerHandler(const Token& token) {
+  std::vector<std::string> terms;
+  for (const QualifierValue& v : token.values) {
+    absl::StatusOr<v1::Tracker> tracker = ParseTrackerName(absl::AsciiStrToLower(v.text));
+    if (!tracker.ok()) return BadValue(token, v, "github, gitlab or gitee");
+    terms.push_back(BooleanTerm(index::kTrackerPrefix, TrackerName(*tracker)));
+  }
+  return AnyTerm(terms);
+}
+
+absl::Status SingleValue(const Token& token) {
+  if (token.values.size() == 1) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("qualifier '", token.text, ":' at column ",
+                                                 token.column, " takes one value, not a list"));
+}
+
+Handler DateHandler(Xapian::valueno slot) {
+  return [slot](const Token& token) -> absl::StatusOr<QualifierResult> {
+    if (absl::Status s = SingleValue(token); !s.ok()) return s;
+    absl::StatusOr<Xapian::Query> filter = DateFilter(slot, token.text, token.values[0]);
+    if (!filter.ok()) return filter.status();
+    QualifierResult result;
+    result.filter = BooleanFilter(*filter);
+    return result;
+  };
+}
+
+absl::StatusOr<QualifierResult> SortHandler(const Token& token) {
+  if (absl::Status s = SingleValue(token); !s.ok()) return s;
+  const QualifierValue& v = token.values[0];
+  std::string value = absl::AsciiStrToLower(v.text);
+  SortOrder order;
+  order.is_explicit = true;
+  if (absl::EndsWith(value, "-asc")) {
+    order.ascending = true;
+    value.resize(value.size() - 4);
+  } else if (absl::EndsWith(value, "-desc")) {
+    value.resize(value.size() - 5);
+  }
+  if (value == "created") {
+    order.field = SortField::kCreated;
+  } else if (value == "updated") {
+    order.field = SortField::kUpdated;
+  } else if (value == "comments") {
+    order.field = SortField::kComments;
+  } else if (value == "relevance" && !order.ascending) {
+    order.field = SortField::kRelevance;
+  } else {
+    return BadValue(token, v, "relevance, created, updated or comments, optionally -asc or -desc");
+  }
+  QualifierResult result;
+  result.sort = order;
+  return result;
+}
+
+struct Qualifier {
+  const char* name;
+  Handler handler;
+};
+
+// The qualifier table, in the order they are listed in error messages.
+const std::vector<Qualifier>& Table() {
+  static const auto* table = new std::vector<Qualifier>{
+      {"repo", RepoHandler},
+      {"org", TermHandler(index::kOrgPrefix)},
+      {"label", TermHandler(index::kLabelPrefix)},
+      {"is", IsHandler},
+      {"author", TermHandler(index::kAuthorPrefix)},
+      {"assignee", TermHandler(index::kAssigneePrefix)},
+      {"tracker", TrackerHandler},
+      {"created", DateHandler(index::kCreatedSlot)},
+      {"updated", DateHandler(index::kUpdatedSlot)},
+      {"sort", SortHandler},
+  };
+  return *table;
+}
+
+// Bounds is an inclusive range of unix seconds.
+struct Bounds {
+  int64_t first;
+  int64_t last;
+};
+
+absl::StatusOr<Bounds> ParseMoment(absl::string_view qualifier, absl::string_view text,
+                                   int column) {
+  auto bad = [&] {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad date '", text, "' for '", qualifier, ":' at column ", column,
+        "; expected YYYY-MM-DD or a date-time such as 2024-01-31T12:00:00Z"));
+  };
+  if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
+    int y = 0, m = 0, d = 0;
+    if (!absl::SimpleAtoi(text.substr(0, 4), &y) || !absl::SimpleAtoi(text.substr(5, 2), &m) ||
+        !absl::SimpleAtoi(text.substr(8, 2), &d)) {
+      return bad();
+    }
+    const absl::CivilDay day(y, m, d);
+    if (day.year() != y || day.month() != m || day.day() != d) return bad();
+    const int64_t first = absl::ToUnixSeconds(absl::FromCivil(day, absl::UTCTimeZone()));
+    return Bounds{first, first + 86399};
+  }
+  const size_t t = text.find_first_of("Tt");
+  if (t != 10) return bad();
+  std::string full(text);
+  const absl::string_view clock = text.substr(t);
+  if (!absl::EndsWithIgnoreCase(clock, "z") && clock.find_first_of("+-") == absl::string_view::npos) {
+    full += "Z";  // no offset: UTC
+  }
+  absl::StatusOr<absl::Time> time = ParseRfc3339(full);
+  if (!time.ok()) return bad();
+  const int64_t seconds = absl::ToUnixSeconds(*time);
+  return Bounds{seconds, seconds};
+}
+
+Xapian::Query ValueQuery(Xapian::Query::op op, Xapian::valueno slot, int64_t seconds) {
+  return Xapian::Query(op, slot, Xapian::sortable_serialise(static_cast<double>(seconds)));
+}
+
+}  // namespace
+
+Xapian::Query BooleanFilter(const Xapian::Query& query) {
+  return Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, query, 0.0);
+}
+
+std::string KnownQualifiers() {
+  std::vector<std::string> names;
+  for (const Qualifier& q : Table()) names.push_back(q.name);
+  return absl::StrJoin(names, ", ");
+}
+
+absl::StatusOr<Xapian::Query> DateFilter(Xapian::valueno slot, absl::string_view qualifier,
+                                         const QualifierValue& value) {
+  absl::string_view text = value.text;
+  for (absl::string_view op : {">=", "<=", ">", "<"}) {
+    if (!absl::StartsWith(text, op)) continue;
+    absl::StatusOr<Bounds> b =
+        ParseMoment(qualifier, text.substr(op.size()), value.column + static_cast<int>(op.size()));
+    if (!b.ok()) return b.status();
+    if (op == ">=") return ValueQuery(Xapian::Query::OP_VALUE_GE, slot, b->first);
+    if (op == ">") return ValueQuery(Xapian::Query::OP_VALUE_GE, slot, b->last + 1);
+    if (op == "<=") return ValueQuery(Xapian::Query::OP_VALUE_LE, slot, b->last);
+    return ValueQuery(Xapian::Query::OP_VALUE_LE, slot, b->first - 1);
+  }
+  if (size_t dots = text.find(".."); dots != absl::string_view::npos) {
+    const absl::string_view from = text.substr(0, dots), to = text.substr(dots + 2);
+    const int to_column = value.column + static_cast<int>(dots) + 2;
+    if (from == "*" && to == "*") {
+      return absl::InvalidArgumentError(absl::StrCat("bad date range '", text, "' for '",
+                                                     qualifier, ":' at column ", value.column,
+                                                     "; at most one side may be '*'"));
+    }
+    std::optional<Bounds> lo, hi;
+    if (from != "*") {
+      absl::StatusOr<Bounds> b = ParseMoment(qualifier, from, value.column);
+      if (!b.ok()) return b.status();
+      lo = *b;
+    }
+    if (to != "*") {
+      absl::StatusOr<Bounds> b = ParseMoment(qualifier, to, to_column);
+      if (!b.ok()) return b.status();
+      hi = *b;
+    }
+    if (!lo) return ValueQuery(Xapian::Query::OP_VALUE_LE, slot, hi->last);
+    if (!hi) return ValueQuery(Xapian::Query::OP_VALUE_GE, slot, lo->first);
+    return Xapian::Query(Xapian::Query::OP_VALUE_RANGE, slot,
+                         Xapian::sortable_serialise(static_cast<double>(lo->first)),
+                         Xapian::sortable_serialise(static_cast<double>(hi->last)));
+  }
+  absl::StatusOr<Bounds> b = ParseMoment(qualifier, text, value.column);
+  if (!b.ok()) return b.status();
+  return Xapian::Query(Xapian::Query::OP_VALUE_RANGE, slot,
+                       Xapian::sortable_serialise(static_cast<double>(b->first)),
+                       Xapian::sortable_serialise(static_cast<double>(b->last)));
+}
+
+absl::StatusOr<QualifierResult> BuildQualifier(const Token& token) {
+  const Qualifier* found = nullptr;
+  for (const Qualifier& q : Table()) {
+    if (token.text == q.name) found = &q;
+  }
+  if (found == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown qualifier '", token.text, "' at column ", token.column,
+                     "; known: ", KnownQualifiers(), " (quote text containing ':' to search it)"));
+  }
+  for (const QualifierValue& v : token.values) {
+    if (absl::StripAsciiWhitespace(v.text).empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("empty value for qualifier '", token.text,
+                                                     ":' at column ", token.column,
+                                                     "; expected a value right after ':'"));
+    }
+  }
+  return found->handler(token);
+}
+
+}  // namespace issuescope::search

@@ -1,0 +1,185 @@
+// End-to-end: the `issuescope` command line a lone researcher uses — one-machine crawl against
+// the tracker simulator (real HTTP), search, show, incremental re-crawl, and its clear errors.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/subprocess.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+
+namespace issuescope {
+namespace {
+
+constexpr char kPhrase[] = "marmoset quantile drift";
+constexpr char kToken[] = "ghp_e2eSecretTokenValue0123456789";
+
+std::string Bin(const std::string& name) { return std::string(ISSUESCOPE_BIN_DIR) + "/" + name; }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = absl::StrCat(tmp ? tmp : "/tmp", "/issuescope-cli-XXXXXX");
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    auto sim = Subprocess::Start(
+        {Bin("issuescope-simulator"), "--repos=2", "--issues-per-repo=250",
+         "--comments-per-issue=2", "--seed=11", std::string("--plant-phrase=") + kPhrase,
+         "--plant-count=4", "--port-file=" + dir_ + "/sim.port"},
+        dir_ + "/sim.log");
+    ASSERT_TRUE(sim.ok()) << sim.status();
+    sim_ = std::move(*sim);
+    auto port = WaitForPortFile(dir_ + "/sim.port", absl::Seconds(30), sim_.get());
+    ASSERT_TRUE(port.ok()) << port.status();
+    api_url_ = absl::StrCat("http://127.0.0.1:", *port);
+    http_ = std::make_unique<httplib::Client>(api_url_);
+    setenv("ISSUESCOPE_E2E_TOKEN", kToken, 1);
+  }
+  void TearDown() override {
+    if (sim_) sim_->Stop();
+    if (!HasFailure()) std::filesystem::remove_all(dir_);
+  }
+
+  RunResult Run(std::vector<std::string> args) {
+    args.insert(args.begin(), Bin("issuescope"));
+    const std::string log = absl::StrCat(dir_, "/run-", runs_++, ".log");
+    RunResult r;
+    auto proc = Subprocess::Start(args, log);
+    EXPECT_TRUE(proc.ok()) << proc.status();
+    if (!proc.ok()) return r;
+    int status = 0;
+    EXPECT_TRUE((*proc)->Wait(absl::Minutes(5), &status)) << "issuescope did not finish";
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.output = ReadFile(log);
+    EXPECT_EQ(r.output.find(kToken), std::string::npos) << "token leaked into output";
+    return r;
+  }
+
+  int64_t Requests() {
+    auto res = http_->Get("/_sim/stats");
+    EXPECT_TRUE(res && res->status == 200);
+    return res ? nlohmann::json::parse(res->body).at("requests").get<int64_t>() : -1;
+  }
+
+  std::vector<std::string> Repos() {
+    auto res = http_->Get("/_sim/corpus");
+    std::set<std::string> repos;
+    for (const auto& e : nlohmann::json::parse(res->body)) repos.insert(e.at("repo").get<std::string>());
+    std::vector<std::string> out;
+    for (const std::string& r : repos) out.push_back("github:" + r);
+    return out;
+  }
+
+  std::string dir_;
+  std::string api_url_;
+  std::unique_ptr<Subprocess> sim_;
+  std::unique_ptr<httplib::Client> http_;
+  int runs_ = 0;
+};
+
+TEST_F(CliTest, CrawlSearchShowAndRecrawl) {
+  std::vector<std::string> crawl = {"crawl"};
+  for (const std::string& r : Repos()) crawl.push_back(r);
+  crawl.insert(crawl.end(), {"--data", dir_ + "/data", "--api-url", api_url_, "--token-env",
+                             "ISSUESCOPE_E2E_TOKEN"});
+  RunResult first = Run(crawl);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("crawled 2 repositories"), std::string::npos) << first.output;
+
+  // --json: one object per hit per line, with repo, number, title, state, score.
+  RunResult found = Run({"search", "--data", dir_ + "/data", "--json", "--limit", "100",
+                         absl::StrCat("\"", kPhrase, "\"")});
+  ASSERT_EQ(found.exit_code, 0) << found.output;
+  int lines = 0;
+  std::string first_ref;
+  for (absl::string_view line : absl::StrSplit(found.output, '\n', absl::SkipEmpty())) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) continue;  // log lines
+    ++lines;
+    for (const char* key : {"repo", "number", "title", "state", "score"}) {
+      EXPECT_TRUE(j.contains(key)) << key << " missing in " << line;
+    }
+    if (first_ref.empty()) {
+      first_ref = absl::StrCat(j["repo"].get<std::string>(), "#", j["number"].get<int64_t>());
+    }
+  }
+  EXPECT_EQ(lines, 4);
+
+  RunResult shown = Run({"show", "--data", dir_ + "/data", first_ref});
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_NE(shown.output.find(kPhrase), std::string::npos) << shown.output;
+
+  // Re-running crawls incrementally: one repository lookup and two 304s per repository.
+  const int64_t before = Requests();
+  RunResult second = Run(crawl);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_LE(Requests() - before, 3 * 2);
+
+  // The token is in no file of the data directory.
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_ + "/data")) {
+    if (!entry.is_regular_file()) continue;
+    EXPECT_EQ(ReadFile(entry.path()).find(kToken), std::string::npos) << entry.path();
+  }
+}
+
+struct ErrorCase {
+  std::string name;
+  std::vector<std::string> args;  // {DATA} and {API} are substituted
+  int exit_code;
+  std::string message;
+};
+
+TEST_F(CliTest, ClearErrors) {
+  const std::vector<ErrorCase> cases = {
+      {"unknown tracker", {"crawl", "gitbucket:o/r", "--data", "{DATA}"}, 2, "unknown tracker"},
+      {"no prefix", {"crawl", "pytorch/pytorch", "--data", "{DATA}"}, 2, "no tracker prefix"},
+      {"unreachable api",
+       {"crawl", "github:o/r", "--data", "{DATA}", "--api-url", "http://127.0.0.1:1"},
+       1, "cannot reach API URL"},
+      {"unset token variable",
+       {"crawl", "github:o/r", "--data", "{DATA}", "--api-url", "{API}", "--token-env",
+        "ISSUESCOPE_NO_SUCH_VARIABLE"},
+       2, "ISSUESCOPE_NO_SUCH_VARIABLE"},
+      {"unwritable data dir",
+       {"crawl", "github:o/r", "--data", "/proc/issuescope-data", "--api-url", "{API}"},
+       1, "cannot create data directory"},
+      {"search without index", {"search", "--data", "{DATA}-missing", "x"}, 1, "no index in"},
+      {"bad issue reference", {"show", "--data", "{DATA}", "pytorch"}, 2, "OWNER/NAME#NUMBER"},
+  };
+  for (const ErrorCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> args;
+    for (std::string a : c.args) {
+      if (a.find("{DATA}") == 0) a = dir_ + "/err-data" + a.substr(6);
+      if (a == "{API}") a = api_url_;
+      args.push_back(a);
+    }
+    RunResult r = Run(args);
+    EXPECT_EQ(r.exit_code, c.exit_code) << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << r.output;
+    EXPECT_LE(std::count(r.output.begin(), r.output.end(), '\n'), 3) << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace issuescope

@@ -1,0 +1,208 @@
+#include "tests/simulator/corpus.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/time/time.h"
+#include "common/time_util.h"
+
+namespace issuescope::sim {
+
+std::string FormatTimestamp(int64_t unix_seconds) {
+  return FormatRfc3339(absl::FromUnixSeconds(unix_seconds));
+}
+
+uint64_t StableHash(absl::string_view text, uint64_t seed) {
+  uint64_t h = 14695981039346656037ULL ^ (seed * 1099511628211ULL);
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+const Issue* Repository::FindIssue(int64_t number) const {
+  auto it = issue_index.find(number);
+  return it == issue_index.end() ? nullptr : &issues[it->second];
+}
+
+Issue* Repository::FindIssue(int64_t number) {
+  auto it = issue_index.find(number);
+  return it == issue_index.end() ? nullptr : &issues[it->second];
+}
+
+const Label* Repository::FindLabel(absl::string_view label_name) const {
+  for (const Label& l : labels) {
+    if (l.name == label_name) return &l;
+  }
+  return nullptr;
+}
+
+int64_t Repository::OpenIssuesCount() const {
+  return std::count_if(issues.begin(), issues.end(), [](const Issue& i) { return i.open; });
+}
+
+namespace {
+
+// IssueLess orders issue positions by (key, number).
+template <int64_t Issue::*Key>
+struct IssueLess {
+  const std::vector<Issue>* issues;
+  bool operator()(uint32_t a, uint32_t b) const {
+    const Issue& x = (*issues)[a];
+    const Issue& y = (*issues)[b];
+    if (x.*Key != y.*Key) return x.*Key < y.*Key;
+    return x.number < y.number;
+  }
+};
+
+template <int64_t Comment::*Key>
+struct CommentLess {
+  const std::vector<Comment>* comments;
+  bool operator()(uint32_t a, uint32_t b) const {
+    const Comment& x = (*comments)[a];
+    const Comment& y = (*comments)[b];
+    if (x.*Key != y.*Key) return x.*Key < y.*Key;
+    return x.id < y.id;
+  }
+};
+
+std::vector<uint32_t> Iota(size_t n) {
+  std::vector<uint32_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint32_t>(i);
+  return v;
+}
+
+}  // namespace
+
+void Repository::RebuildIndexes() {
+  issue_index.clear();
+  for (uint32_t i = 0; i < issues.size(); ++i) {
+    issue_index[issues[i].number] = i;
+    issues[i].comments.clear();
+  }
+  for (uint32_t c = 0; c < comments.size(); ++c) {
+    Issue* issue = FindIssue(comments[c].issue_number);
+    if (issue != nullptr) issue->comments.push_back(c);
+  }
+  for (Issue& issue : issues) {
+    std::sort(issue.comments.begin(), issue.comments.end(),
+              CommentLess<&Comment::created_at>{&comments});
+  }
+  issues_by_created = Iota(issues.size());
+  std::sort(issues_by_created.begin(), issues_by_created.end(),
+            IssueLess<&Issue::created_at>{&issues});
+  issues_by_updated = Iota(issues.size());
+  std::sort(issues_by_updated.begin(), issues_by_updated.end(),
+            IssueLess<&Issue::updated_at>{&issues});
+  comments_by_created = Iota(comments.size());
+  std::sort(comments_by_created.begin(), comments_by_created.end(),
+            CommentLess<&Comment::created_at>{&comments});
+  comments_by_updated = Iota(comments.size());
+  std::sort(comments_by_updated.begin(), comments_by_updated.end(),
+            CommentLess<&Comment::updated_at>{&comments});
+}
+
+void Repository::ReindexIssueUpdated(uint32_t pos, int64_t old_updated_at) {
+  const int64_t number = issues[pos].number;
+  auto old_key_less = [&](uint32_t a, std::pair<int64_t, int64_t> key) {
+    const Issue& x = issues[a];
+    const int64_t xu = (a == pos) ? old_updated_at : x.updated_at;
+    return std::make_pair(xu, x.number) < key;
+  };
+  auto it = std::lower_bound(issues_by_updated.begin(), issues_by_updated.end(),
+                             std::make_pair(old_updated_at, number), old_key_less);
+  if (it != issues_by_updated.end() && *it == pos) issues_by_updated.erase(it);
+  auto at = std::lower_bound(issues_by_updated.begin(), issues_by_updated.end(), pos,
+                             IssueLess<&Issue::updated_at>{&issues});
+  issues_by_updated.insert(at, pos);
+}
+
+uint32_t Repository::AddIssue(Issue issue) {
+  const uint32_t pos = static_cast<uint32_t>(issues.size());
+  issues.push_back(std::move(issue));
+  issue_index[issues[pos].number] = pos;
+  auto c = std::lower_bound(issues_by_created.begin(), issues_by_created.end(), pos,
+                            IssueLess<&Issue::created_at>{&issues});
+  issues_by_created.insert(c, pos);
+  auto u = std::lower_bound(issues_by_updated.begin(), issues_by_updated.end(), pos,
+                            IssueLess<&Issue::updated_at>{&issues});
+  issues_by_updated.insert(u, pos);
+  return pos;
+}
+
+uint32_t Repository::AddComment(Comment comment) {
+  const uint32_t pos = static_cast<uint32_t>(comments.size());
+  comments.push_back(std::move(comment));
+  Issue* issue = FindIssue(comments[pos].issue_number);
+  if (issue != nullptr) issue->comments.push_back(pos);
+  auto c = std::lower_bound(comments_by_created.begin(), comments_by_created.end(), pos,
+                            CommentLess<&Comment::created_at>{&comments});
+  comments_by_created.insert(c, pos);
+  auto u = std::lower_bound(comments_by_updated.begin(), comments_by_updated.end(), pos,
+                            CommentLess<&Comment::updated_at>{&comments});
+  comments_by_updated.insert(u, pos);
+  return pos;
+}
+
+const Repository* Corpus::FindRepo(absl::string_view owner, absl::string_view name) const {
+  for (const Repository& r : repos) {
+    if (absl::EqualsIgnoreCase(r.owner, owner) && absl::EqualsIgnoreCase(r.name, name)) return &r;
+  }
+  return nullptr;
+}
+
+Repository* Corpus::FindRepo(absl::string_view owner, absl::string_view name) {
+  const Corpus* self = this;
+  return const_cast<Repository*>(self->FindRepo(owner, name));
+}
+
+int64_t Corpus::NewestTimestamp() const {
+  int64_t newest = 0;
+  for (const Repository& r : repos) {
+    newest = std::max(newest, r.created_at);
+    for (const Issue& i : r.issues) {
+      newest = std::max({newest, i.created_at, i.updated_at, i.closed_at});
+    }
+    for (const Comment& c : r.comments) newest = std::max({newest, c.created_at, c.updated_at});
+  }
+  return newest;
+}
+
+int64_t Corpus::IssueCount() const {
+  int64_t n = 0;
+  for (const Repository& r : repos) n += static_cast<int64_t>(r.issues.size());
+  return n;
+}
+
+int64_t Corpus::CommentCount() const {
+  int64_t n = 0;
+  for (const Repository& r : repos) n += static_cast<int64_t>(r.comments.size());
+  return n;
+}
+
+std::vector<CorpusEntry> Corpus::Entries() const {
+  std::vector<CorpusEntry> out;
+  out.reserve(static_cast<size_t>(IssueCount()));
+  for (const Repository& r : repos) {
+    std::vector<const Issue*> sorted;
+    sorted.reserve(r.issues.size());
+    for (const Issue& i : r.issues) sorted.push_back(&i);
+    std::sort(sorted.begin(), sorted.end(),
+              [](const Issue* a, const Issue* b) { return a->number < b->number; });
+    const std::string full = r.FullName();
+    for (const Issue* i : sorted) {
+      out.push_back(CorpusEntry{full, i->number, FormatTimestamp(i->updated_at),
+                                i->is_pull_request, static_cast<int64_t>(i->comments.size()),
+                                i->planted, i->title});
+    }
+  }
+  return out;
+}
+
+void Corpus::RebuildIndexes() {
+  for (Repository& r : repos) r.RebuildIndexes();
+}
+
+}  // namespace issuescope::sim
