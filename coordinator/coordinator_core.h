@@ -48,7 +48,7 @@
 #include "issuescope/v1/coordinator.pb.h"
 #include "rocksdb/env.h"
 
-namespace issuescope {
+namespace issuescope::coordinator {
 
 // CoordinatorOptions configures a CoordinatorCore.
 struct CoordinatorOptions {
@@ -74,8 +74,8 @@ class CoordinatorCore {
   // Open opens (or creates) the state at `path` and reloads it. `clock` is not owned and must
   // outlive the core. INVALID_ARGUMENT for nonsensical options (non-positive durations).
   static absl::StatusOr<std::unique_ptr<CoordinatorCore>> Open(const std::string& path,
-                                                              CoordinatorOptions options,
-                                                              Clock* clock);
+                                                               CoordinatorOptions options,
+                                                               Clock* clock);
   CoordinatorCore(const CoordinatorCore&) = delete;
   CoordinatorCore& operator=(const CoordinatorCore&) = delete;
 
@@ -161,4 +161,4 @@ class CoordinatorCore {
   std::map<std::string, WorkerEntry> workers_;            // by worker id
 };
 
-}  // namespace issuescope
+}  // namespace issuescope::coordinator

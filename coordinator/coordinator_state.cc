@@ -88,9 +88,8 @@ absl::StatusOr<std::map<std::string, RepoRecord>> CoordinatorState::LoadRepos() 
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     RepoRecord record;
     if (!record.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
-      return absl::DataLossError(absl::StrCat("coordinator state ", path_,
-                                              ": unreadable record of repository ",
-                                              it->key().ToString()));
+      return absl::DataLossError(absl::StrCat(
+          "coordinator state ", path_, ": unreadable record of repository ", it->key().ToString()));
     }
     out.emplace(it->key().ToString(), std::move(record));
   }
@@ -104,9 +103,8 @@ absl::StatusOr<std::map<std::string, WorkerRecord>> CoordinatorState::LoadWorker
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     WorkerRecord record;
     if (!record.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
-      return absl::DataLossError(absl::StrCat("coordinator state ", path_,
-                                              ": unreadable record of worker ",
-                                              it->key().ToString()));
+      return absl::DataLossError(absl::StrCat(
+          "coordinator state ", path_, ": unreadable record of worker ", it->key().ToString()));
     }
     out.emplace(it->key().ToString(), std::move(record));
   }

@@ -1,6 +1,7 @@
 #include "coordinator/request_validation.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -21,8 +22,7 @@ bool ValidPort(absl::string_view port) {
 bool ValidHost(absl::string_view host) {
   if (host.empty() || host.size() > 253) return false;
   for (char c : host) {
-    if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
-          c == '_')) {
+    if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_')) {
       return false;
     }
   }
@@ -34,18 +34,17 @@ bool ValidHost(absl::string_view host) {
 absl::Status ValidateWorkerId(absl::string_view id, absl::string_view field) {
   bool ok = !id.empty() && id.size() <= 64;
   for (char c : id) {
-    if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
-          c == '-')) {
+    if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) {
       ok = false;
     }
   }
   if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      field, " '", absl::CEscape(id.substr(0, 80)), "' must match [A-Za-z0-9._-]{1,64}"));
+  return absl::InvalidArgumentError(absl::StrCat(field, " '", absl::CEscape(id.substr(0, 80)),
+                                                 "' must match [A-Za-z0-9._-]{1,64}"));
 }
 
 absl::Status ValidateStoreAddress(absl::string_view address) {
-  if (address.empty()) return absl::OkStatus();
+  if (address.empty() || address == kInProcessStoreAddress) return absl::OkStatus();
   if (absl::StartsWith(address, "unix:") && address.size() > 5) return absl::OkStatus();
   bool ok = false;
   if (absl::StartsWith(address, "[")) {
@@ -62,8 +61,7 @@ absl::Status ValidateStoreAddress(absl::string_view address) {
                    "' is not HOST:PORT (port 1..65535), [IPV6]:PORT or unix:PATH"));
 }
 
-absl::StatusOr<std::string> NormalizeSpec(const v1::RepositorySpec& spec,
-                                          absl::string_view field) {
+absl::StatusOr<std::string> NormalizeSpec(const v1::RepositorySpec& spec, absl::string_view field) {
   if (!spec.has_repo()) return absl::InvalidArgumentError(absl::StrCat(field, ".repo is missing"));
   const v1::RepositoryRef& repo = spec.repo();
   if (repo.tracker() != v1::TRACKER_GITHUB && repo.tracker() != v1::TRACKER_GITLAB &&
@@ -85,13 +83,13 @@ absl::StatusOr<std::string> NormalizeSpec(const v1::RepositorySpec& spec,
   }
   const std::string& url = repo.api_url();
   if (!url.empty() && !absl::StartsWith(url, "http://") && !absl::StartsWith(url, "https://")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ".repo.api_url '", absl::CEscape(url.substr(0, 200)),
-        "' must start with http:// or https://"));
+    return absl::InvalidArgumentError(absl::StrCat(field, ".repo.api_url '",
+                                                   absl::CEscape(url.substr(0, 200)),
+                                                   "' must start with http:// or https://"));
   }
   if (spec.recrawl_interval_s() < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ".recrawl_interval_s is negative (", spec.recrawl_interval_s(), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".recrawl_interval_s is negative (", spec.recrawl_interval_s(), ")"));
   }
   return RepoSlug(repo);
 }

@@ -17,8 +17,12 @@ namespace issuescope::coordinator {
 // ValidateWorkerId checks `id` against [A-Za-z0-9._-]{1,64}; `field` names it in the error.
 absl::Status ValidateWorkerId(absl::string_view id, absl::string_view field = "worker_id");
 
-// ValidateStoreAddress accepts "" (a worker that serves no store, e.g. the CLI's in-process
-// worker), "host:port", "[ipv6]:port" (port 1..65535) and "unix:/path".
+// kInProcessStoreAddress is the store address of a worker whose store is not served over the
+// network (the CLI's one-machine mode); "" means the same.
+inline constexpr char kInProcessStoreAddress[] = "in-process";
+
+// ValidateStoreAddress accepts "" or "in-process" (a worker that serves no store over the
+// network), "host:port", "[ipv6]:port" (port 1..65535) and "unix:/path".
 absl::Status ValidateStoreAddress(absl::string_view address);
 
 // NormalizeSpec checks one RepositorySpec (known tracker, valid owner/name, http(s) api_url,

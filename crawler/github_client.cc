@@ -108,8 +108,7 @@ absl::Status ParseIssueInto(const json& obj, v1::Issue* issue) {
   issue->set_id(id);
   RETURN_IF_ERROR(SetTime(obj, "updated_at", true, issue->mutable_updated_at()));
   RETURN_IF_ERROR(SetTime(obj, "created_at", false, issue->mutable_created_at()));
-  if (const json* closed = Member(obj, "closed_at")) {
-    (void)closed;
+  if (Member(obj, "closed_at") != nullptr) {  // closed_at stays unset while open
     RETURN_IF_ERROR(SetTime(obj, "closed_at", false, issue->mutable_closed_at()));
   }
   ASSIGN_OR_RETURN(*issue->mutable_title(), OptionalString(obj, "title"));

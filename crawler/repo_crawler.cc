@@ -80,7 +80,8 @@ struct RepairPlan {
 
 RepairPlan PlanRepair(const PassResult& pass, const std::optional<absl::Time>& pass_since) {
   RepairPlan plan;
-  if (pass.pages.empty()) return plan;
+  // A listing that fit on one page was served whole: there is no page boundary to skip at.
+  if (pass.pages.size() <= 1) return plan;
   const absl::Time start = pass.pages.front().date - absl::Seconds(1);
   std::optional<absl::Time> earliest_change;
   for (absl::Time t : pass.updated) {
@@ -88,13 +89,17 @@ RepairPlan PlanRepair(const PassResult& pass, const std::optional<absl::Time>& p
   }
   if (!earliest_change) return plan;
   plan.needed = true;
-  size_t j = 0;
+  // j: the first page served at or after the change (timestamps have one-second resolution).
+  size_t j = pass.pages.size() - 1;
   for (size_t i = 0; i < pass.pages.size(); ++i) {
     if (pass.pages[i].date >= *earliest_change - absl::Seconds(1)) {
       j = i;
       break;
     }
   }
+  // A change before the first response shifts nothing; within its second, the earliest boundary
+  // that can have been affected is the one after the first page.
+  if (j == 0) j = 1;
   plan.since = pass_since;
   for (size_t i = j; i > 0; --i) {
     if (pass.pages[i - 1].last_updated) {
@@ -223,10 +228,11 @@ class RepoCrawler::Run {
           if (!limited) return HttpStatusToStatus(s, where);
           if (retry_after) {
             wait = *retry_after;
-          } else if (rate_.remaining == 0) {
+          } else if (rate_.remaining == 0 && rate_.reset != absl::InfinitePast()) {
             wait = absl::ZeroDuration();  // WaitForBudget sleeps until the reset
           } else {
-            wait = std::max(Backoff(retries), opt.max_backoff);
+            // No hint when to come back: GitHub asks for at least a minute (max_backoff).
+            wait = opt.max_backoff;
           }
           last = HttpStatusToStatus(s, where, /*rate_limited=*/true);
         } else if (s >= 500) {

@@ -1,1 +1,313 @@
-// (being written)
+#include "crawler/worker.h"
+
+#include <chrono>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "common/grpc_status.h"
+#include "common/logging.h"
+#include "common/repo_slug.h"
+#include "common/time_util.h"
+#include "grpcpp/client_context.h"
+
+namespace issuescope::crawler {
+namespace {
+
+bool ValidWorkerId(const std::string& id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+          c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string CrawlKey(const v1::Lease& lease) {
+  return absl::StrCat(lease.repo_slug(), "#", lease.epoch());
+}
+
+v1::LeaseRef RefOf(const v1::Lease& lease) {
+  v1::LeaseRef ref;
+  ref.set_repo(lease.repo_slug());
+  ref.set_epoch(lease.epoch());
+  return ref;
+}
+
+}  // namespace
+
+CrawlerWorker::CrawlerWorker(WorkerOptions options,
+                             std::shared_ptr<grpc::ChannelInterface> coordinator,
+                             HttpTransport* transport, IssueStore* store, Clock* clock)
+    : options_(std::move(options)),
+      stub_(v1::Coordinator::NewStub(std::move(coordinator))),
+      transport_(transport),
+      store_(store),
+      clock_(clock) {}
+
+CrawlerWorker::~CrawlerWorker() { Stop(); }
+
+absl::Status CrawlerWorker::Start() {
+  if (!ValidWorkerId(options_.worker_id)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "worker id '", options_.worker_id.substr(0, 80), "' must match [A-Za-z0-9._-]{1,64}"));
+  }
+  if (options_.capacity < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("capacity must be at least 1, got ", options_.capacity));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (started_) return absl::FailedPreconditionError("worker already started");
+  started_ = true;
+  loop_thread_ = std::thread(&CrawlerWorker::RunLoop, this);
+  return absl::OkStatus();
+}
+
+void CrawlerWorker::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!started_ || stopping_) {
+      stopping_ = true;
+      return;
+    }
+    stopping_ = true;
+    for (auto& [key, crawl] : crawls_) crawl->crawler->Cancel();
+  }
+  wake_.notify_all();
+  if (loop_thread_.joinable()) loop_thread_.join();
+  if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
+  std::map<std::string, std::unique_ptr<ActiveCrawl>> crawls;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [key, crawl] : crawls_) crawl->crawler->Cancel();
+    crawls.swap(crawls_);
+  }
+  for (auto& [key, crawl] : crawls) {
+    if (crawl->thread.joinable()) crawl->thread.join();
+  }
+  spdlog::info("worker {} stopped", options_.worker_id);
+}
+
+int CrawlerWorker::active_crawls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int n = 0;
+  for (const auto& [key, crawl] : crawls_) n += crawl->finished.load() ? 0 : 1;
+  return n;
+}
+
+bool CrawlerWorker::WaitFor(absl::Duration d) {
+  std::unique_lock<std::mutex> lock(mu_);
+  wake_.wait_for(lock, absl::ToChronoMilliseconds(d), [this] { return stopping_; });
+  return !stopping_;
+}
+
+void CrawlerWorker::SetDeadline(grpc::ClientContext* ctx) const {
+  ctx->set_deadline(std::chrono::system_clock::now() +
+                    absl::ToChronoMilliseconds(options_.rpc_timeout));
+}
+
+bool CrawlerWorker::Register() {
+  absl::Duration backoff = absl::Milliseconds(100);
+  for (int attempt = 1;; ++attempt) {
+    v1::RegisterWorkerRequest req;
+    req.set_worker_id(options_.worker_id);
+    req.set_store_address(options_.store_address);
+    req.set_store_id(store_->store_id());
+    req.set_capacity(options_.capacity);
+    v1::RegisterWorkerResponse resp;
+    grpc::ClientContext ctx;
+    SetDeadline(&ctx);
+    const grpc::Status s = stub_->RegisterWorker(&ctx, req, &resp);
+    if (s.ok()) {
+      heartbeat_interval_ms_.store(resp.heartbeat_interval_ms());
+      registered_.store(true);
+      spdlog::info("worker {} registered with the coordinator (store {} at {})",
+                   options_.worker_id, store_->store_id(), options_.store_address);
+      return true;
+    }
+    if (attempt == 1 || attempt % 10 == 0) {
+      spdlog::warn("RegisterWorker failed (attempt {}): {}", attempt, s.error_message());
+    }
+    if (!WaitFor(backoff)) return false;
+    backoff = std::min(backoff * 2, options_.max_register_backoff);
+  }
+}
+
+void CrawlerWorker::RunLoop() {
+  if (!Register()) return;
+  heartbeat_thread_ = std::thread(&CrawlerWorker::HeartbeatLoop, this);
+  do {
+    ReapFinished();
+    AcquireAndStart();
+  } while (WaitFor(options_.poll_interval));
+}
+
+void CrawlerWorker::HeartbeatLoop() {
+  for (;;) {
+    const int64_t ms = heartbeat_interval_ms_.load();
+    if (!WaitFor(ms > 0 ? absl::Milliseconds(ms) : options_.default_heartbeat_interval)) return;
+    v1::HeartbeatRequest req;
+    req.set_worker_id(options_.worker_id);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& [key, crawl] : crawls_) {
+        if (!crawl->finished.load()) *req.add_held() = RefOf(crawl->lease);
+      }
+    }
+    v1::HeartbeatResponse resp;
+    grpc::ClientContext ctx;
+    SetDeadline(&ctx);
+    const grpc::Status s = stub_->Heartbeat(&ctx, req, &resp);
+    if (!s.ok()) {
+      spdlog::warn("Heartbeat failed: {}", s.error_message());
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const v1::LeaseRef& ref : resp.revoked()) {
+        auto it = crawls_.find(absl::StrCat(ref.repo(), "#", ref.epoch()));
+        if (it == crawls_.end()) continue;
+        spdlog::info("lease {} epoch {} revoked; stopping its crawl", ref.repo(), ref.epoch());
+        it->second->revoked.store(true);
+        it->second->crawler->Cancel();
+      }
+    }
+    if (!resp.known()) {
+      spdlog::warn("coordinator does not know worker {}; registering again", options_.worker_id);
+      if (!Register()) return;
+    }
+  }
+}
+
+void CrawlerWorker::AcquireAndStart() {
+  int free_slots = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    free_slots = options_.capacity - static_cast<int>(crawls_.size());
+  }
+  if (free_slots <= 0) return;
+  v1::AcquireLeasesRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_max_leases(free_slots);
+  v1::AcquireLeasesResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx);
+  const grpc::Status s = stub_->AcquireLeases(&ctx, req, &resp);
+  if (!s.ok()) {
+    spdlog::warn("AcquireLeases failed: {}", s.error_message());
+    return;
+  }
+  for (v1::Lease lease : resp.leases()) {
+    if (lease.repo_slug().empty()) lease.set_repo_slug(RepoSlug(lease.repo()));
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stopping_ || crawls_.count(CrawlKey(lease)) > 0) {
+      lock.unlock();
+      Release(lease);
+      continue;
+    }
+    auto crawl = std::make_unique<ActiveCrawl>();
+    crawl->lease = lease;
+    crawl->crawler = std::make_unique<RepoCrawler>(transport_, store_, clock_, options_.crawler);
+    ActiveCrawl* raw = crawl.get();
+    crawls_.emplace(CrawlKey(lease), std::move(crawl));
+    spdlog::info("crawling {} (epoch {}, {})", lease.repo_slug(), lease.epoch(),
+                 v1::CrawlMode_Name(lease.mode()));
+    raw->thread = std::thread(&CrawlerWorker::RunCrawl, this, raw);
+  }
+}
+
+absl::Status CrawlerWorker::Report(const v1::Lease& lease, const CrawlProgress& p,
+                                   const std::string& error) {
+  v1::ReportProgressRequest req;
+  req.set_worker_id(options_.worker_id);
+  *req.mutable_lease() = RefOf(lease);
+  *req.mutable_counters() = p.counters;
+  if (p.cursor) *req.mutable_cursor() = *p.cursor;
+  req.set_issues_estimated(p.issues_estimated);
+  req.set_rate_remaining(p.rate_remaining);
+  if (p.rate_reset != absl::InfinitePast()) *req.mutable_rate_reset() = ToProto(p.rate_reset);
+  req.set_done(p.done && error.empty());
+  req.set_error(error);
+  req.set_moved_to(p.moved_to);
+  v1::ReportProgressResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx);
+  return FromGrpcStatus(stub_->ReportProgress(&ctx, req, &resp));
+}
+
+void CrawlerWorker::Release(const v1::Lease& lease) {
+  v1::ReleaseLeaseRequest req;
+  req.set_worker_id(options_.worker_id);
+  *req.mutable_lease() = RefOf(lease);
+  v1::ReleaseLeaseResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx);
+  const grpc::Status s = stub_->ReleaseLease(&ctx, req, &resp);
+  if (!s.ok()) spdlog::warn("ReleaseLease {} failed: {}", lease.repo_slug(), s.error_message());
+}
+
+void CrawlerWorker::RunCrawl(ActiveCrawl* crawl) {
+  const v1::Lease& lease = crawl->lease;
+  CrawlProgress last;
+  bool fenced = false;
+  auto on_progress = [&](const CrawlProgress& p) -> absl::Status {
+    last = p;
+    if (crawl->revoked.load()) {
+      return absl::CancelledError(absl::StrCat("lease of ", lease.repo_slug(), " revoked"));
+    }
+    absl::Status s = Report(lease, p, "");
+    // The final report must arrive: retry it briefly while the coordinator is unreachable.
+    for (int i = 0; p.done && s.code() == absl::StatusCode::kUnavailable && i < 5; ++i) {
+      if (!WaitFor(absl::Milliseconds(200 << i))) break;
+      s = Report(lease, p, "");
+    }
+    if (s.code() == absl::StatusCode::kFailedPrecondition) {
+      fenced = true;
+      return s;
+    }
+    if (!s.ok()) spdlog::warn("ReportProgress for {} failed: {}", lease.repo_slug(), s.ToString());
+    return absl::OkStatus();
+  };
+  absl::StatusOr<CrawlProgress> result = crawl->crawler->Crawl(lease, on_progress);
+  if (result.ok()) {
+    completed_.fetch_add(1);
+    spdlog::info("crawl of {} done: {} requests, {} issues and {} comments stored",
+                 lease.repo_slug(), result->counters.requests(), result->counters.issues_stored(),
+                 result->counters.comments_stored());
+  } else if (fenced || result.status().code() == absl::StatusCode::kFailedPrecondition) {
+    spdlog::warn("crawl of {} fenced: {}", lease.repo_slug(), result.status().ToString());
+  } else if (crawl->revoked.load() || result.status().code() == absl::StatusCode::kCancelled) {
+    spdlog::info("crawl of {} stopped: {}", lease.repo_slug(), result.status().ToString());
+  } else {
+    spdlog::warn("crawl of {} failed: {}", lease.repo_slug(), result.status().ToString());
+    const absl::Status s = Report(lease, last, result.status().ToString());
+    if (!s.ok()) spdlog::warn("reporting the failure of {}: {}", lease.repo_slug(), s.ToString());
+  }
+  if (!crawl->revoked.load()) Release(lease);
+  crawl->finished.store(true);
+  wake_.notify_all();
+}
+
+void CrawlerWorker::ReapFinished() {
+  std::vector<std::unique_ptr<ActiveCrawl>> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = crawls_.begin(); it != crawls_.end();) {
+      if (it->second->finished.load()) {
+        done.push_back(std::move(it->second));
+        it = crawls_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& crawl : done) {
+    if (crawl->thread.joinable()) crawl->thread.join();
+  }
+}
+
+}  // namespace issuescope::crawler

@@ -69,14 +69,20 @@ void FeedFollower::Run() {
   while (!stopping_) {
     bool progressed = false;
     absl::Status status = FollowOnce(&progressed);
+    bool repeated = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       stats_.caught_up = false;
-      if (!stopping_) stats_.last_error = status.ToString();
+      if (!stopping_) {
+        repeated = !progressed && stats_.last_error == status.ToString();
+        stats_.last_error = status.ToString();
+      }
     }
     if (stopping_) break;
     if (progressed) attempt = 0;
-    spdlog::warn("change feed of store {} broke: {}; reconnecting", address_, status.ToString());
+    // A store that stays down would repeat the same line at every attempt: warn once.
+    spdlog::log(repeated ? spdlog::level::debug : spdlog::level::warn,
+                "change feed of store {} broke: {}; reconnecting", address_, status.ToString());
     Backoff(attempt);
     attempt = std::min(attempt + 1, 30);
     if (stopping_) break;

@@ -264,4 +264,19 @@ int64_t IndexWriter::DocumentCount() const {
   }
 }
 
+absl::StatusOr<v1::IssueWithComments> IndexWriter::Lookup(absl::string_view repo_slug,
+                                                          int64_t number) const {
+  const std::string term = index::IdTerm(repo_slug, number);
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    Xapian::PostingIterator it = db_.postlist_begin(term);
+    if (it == db_.postlist_end(term)) {
+      return absl::NotFoundError(absl::StrCat("issue ", term.substr(1), " is not indexed"));
+    }
+    return index::ReadDocument(db_.get_document(*it));
+  } catch (const Xapian::Error& e) {
+    return XapianError(absl::StrCat("looking up ", term.substr(1), " in index ", path_), e);
+  }
+}
+
 }  // namespace issuescope::indexer

@@ -103,6 +103,9 @@ class IndexWriter {
   std::vector<std::pair<std::string, uint64_t>> Positions() const;
   // DocumentCount returns the number of indexed issues (including a pending group's).
   int64_t DocumentCount() const;
+  // Lookup returns the indexed issue `number` of `repo_slug` (including a pending group's);
+  // NOT_FOUND when it is not indexed.
+  absl::StatusOr<v1::IssueWithComments> Lookup(absl::string_view repo_slug, int64_t number) const;
   // path returns the path the index was opened at ("" for in-memory).
   const std::string& path() const { return path_; }
 

@@ -128,11 +128,16 @@ int main(int argc, char** argv) {
   }
   daemon.Stop();
   absl::Status flushed = (*writer)->Flush();
-  LogStats(**writer, daemon);
   if (!flushed.ok()) {
     spdlog::error("final commit failed: {}", flushed.ToString());
     return 1;
   }
-  spdlog::info("stopped; index committed");
+  std::vector<std::string> positions;
+  for (const auto& [store_id, seq] : (*writer)->Positions()) {
+    positions.push_back(absl::StrCat(store_id, "=", seq));
+  }
+  spdlog::info("stopped; index committed with {} documents; positions: {}",
+               (*writer)->DocumentCount(),
+               positions.empty() ? std::string("none") : absl::StrJoin(positions, ", "));
   return 0;
 }

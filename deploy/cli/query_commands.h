@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "issuescope/v1/search.pb.h"
 
 namespace issuescope::cli {

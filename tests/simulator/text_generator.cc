@@ -70,7 +70,7 @@ std::string Fill(Rng& rng, std::string text, const ProjectStyle& style) {
 std::string Paragraph(Rng& rng, const ProjectStyle& style, bool cjk) {
   const Table& sentences = cjk ? vocab::kSentencesCn : vocab::kSentences;
   std::string out;
-  const int n = static_cast<int>(rng.Range(2, 5));
+  const int n = static_cast<int>(rng.Range(3, 6));
   for (int i = 0; i < n; ++i) {
     if (i > 0) out += cjk ? "" : " ";
     out += Fill(rng, rng.Pick(sentences), style);
@@ -128,8 +128,8 @@ IssueText MakeIssueText(Rng& rng, const ProjectStyle& style, bool pr, bool cjk) 
   t.body = absl::StrCat(cjk ? "### 问题描述\n\n" : "### 🐛 Describe the bug\n\n",
                         Paragraph(rng, style, cjk), "\n\n");
   if (rng.Chance(0.8)) absl::StrAppend(&t.body, CodeBlock(rng), "\n");
-  if (rng.Chance(0.6)) absl::StrAppend(&t.body, StackTrace(rng), "\n");
-  if (rng.Chance(0.5)) absl::StrAppend(&t.body, Paragraph(rng, style, cjk), "\n\n");
+  if (rng.Chance(0.7)) absl::StrAppend(&t.body, StackTrace(rng), "\n");
+  if (rng.Chance(0.8)) absl::StrAppend(&t.body, Paragraph(rng, style, cjk), "\n\n");
   absl::StrAppend(&t.body, Environment(rng, style));
   return t;
 }

@@ -1,0 +1,412 @@
+// CoordinatorCore: opening, lease bookkeeping and the worker-facing calls. The admin calls
+// (catalog, trigger, status) are in coordinator_admin.cc.
+#include "coordinator/coordinator_core.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "common/repo_slug.h"
+#include "common/status_macros.h"
+#include "common/time_util.h"
+#include "coordinator/assignment.h"
+#include "coordinator/request_validation.h"
+
+namespace issuescope::coordinator {
+
+
+namespace {
+
+v1::CrawlMode Merge(v1::CrawlMode a, v1::CrawlMode b) {
+  if (a == v1::CRAWL_MODE_FULL || b == v1::CRAWL_MODE_FULL) return v1::CRAWL_MODE_FULL;
+  if (a == v1::CRAWL_MODE_INCREMENTAL || b == v1::CRAWL_MODE_INCREMENTAL) {
+    return v1::CRAWL_MODE_INCREMENTAL;
+  }
+  return v1::CRAWL_MODE_UNSPECIFIED;
+}
+
+}  // namespace
+
+CoordinatorCore::CoordinatorCore(CoordinatorOptions options, Clock* clock,
+                                 std::unique_ptr<coordinator::CoordinatorState> state)
+    : options_(options), clock_(clock), state_(std::move(state)) {}
+
+absl::StatusOr<std::unique_ptr<CoordinatorCore>> CoordinatorCore::Open(const std::string& path,
+                                                                       CoordinatorOptions options,
+                                                                       Clock* clock) {
+  if (clock == nullptr) return absl::InvalidArgumentError("coordinator: clock is null");
+  const std::pair<const char*, absl::Duration> durations[] = {
+      {"heartbeat_interval", options.heartbeat_interval},
+      {"lease_ttl", options.lease_ttl},
+      {"worker_timeout", options.worker_timeout},
+      {"retry_failed_after", options.retry_failed_after}};
+  for (const auto& [name, value] : durations) {
+    if (value <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "coordinator option ", name, " must be positive, got ", absl::FormatDuration(value)));
+    }
+  }
+  ASSIGN_OR_RETURN(auto state,
+                   coordinator::CoordinatorState::Open(path, options.env, options.sync_writes));
+  std::unique_ptr<CoordinatorCore> core(new CoordinatorCore(options, clock, std::move(state)));
+  RETURN_IF_ERROR(core->Load());
+  return core;
+}
+
+absl::Status CoordinatorCore::Load() {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Time now = clock_->Now();
+  ASSIGN_OR_RETURN(repos_, state_->LoadRepos());
+  ASSIGN_OR_RETURN(auto workers, state_->LoadWorkers());
+  std::map<std::string, int> held = LeasesHeldLocked();
+  for (auto& [id, record] : workers) {
+    WorkerEntry entry;
+    entry.record = std::move(record);
+    // Holders of leases at the crash get a fresh liveness window to reconnect; the others
+    // must prove liveness again.
+    entry.last_seen = held.count(id) > 0 ? now : FromProto(entry.record.registered_at());
+    workers_.emplace(id, std::move(entry));
+  }
+  int leases = 0;
+  for (auto& [slug, rec] : repos_) {
+    if (rec.lease_worker().empty()) continue;
+    ++leases;
+    absl::Time expires = std::max(FromProto(rec.lease_expires_at()), now + options_.lease_ttl);
+    *rec.mutable_lease_expires_at() = ToProto(expires);
+  }
+  spdlog::info("coordinator state loaded: {} repositories, {} workers, {} leases held",
+               repos_.size(), workers_.size(), leases);
+  return absl::OkStatus();
+}
+
+bool CoordinatorCore::AliveLocked(const std::string& worker_id, absl::Time now) const {
+  auto it = workers_.find(worker_id);
+  return it != workers_.end() && now - it->second.last_seen < options_.worker_timeout;
+}
+
+bool CoordinatorCore::NeedsCrawlLocked(const RepoRecord& rec, absl::Time now) const {
+  if (!rec.moved_to().empty() || !rec.lease_worker().empty()) return false;
+  if (rec.has_failed_at()) return now >= FromProto(rec.failed_at()) + options_.retry_failed_after;
+  if (rec.scheduled() != v1::CRAWL_MODE_UNSPECIFIED) return true;
+  int64_t interval = rec.spec().recrawl_interval_s();
+  return interval > 0 && rec.has_last_completed_at() &&
+         now >= FromProto(rec.last_completed_at()) + absl::Seconds(interval);
+}
+
+v1::RepoPhase CoordinatorCore::PhaseLocked(const RepoRecord& rec, absl::Time now) const {
+  if (!rec.moved_to().empty()) return v1::REPO_PHASE_GONE;
+  if (!rec.lease_worker().empty()) return v1::REPO_PHASE_CRAWLING;
+  if (NeedsCrawlLocked(rec, now)) return v1::REPO_PHASE_PENDING;
+  if (rec.has_failed_at()) return v1::REPO_PHASE_FAILED;
+  return v1::REPO_PHASE_IDLE;
+}
+
+void CoordinatorCore::EndLeaseLocked(RepoRecord* rec) {
+  rec->clear_lease_worker();
+  rec->clear_lease_expires_at();
+  rec->clear_lease_mode();
+  rec->set_scheduled(Merge(rec->scheduled(), rec->scheduled_next()));
+  rec->clear_scheduled_next();
+}
+
+void CoordinatorCore::Request(RepoRecord* rec, v1::CrawlMode mode) {
+  if (rec->lease_worker().empty()) {
+    rec->set_scheduled(Merge(rec->scheduled(), mode));
+    rec->clear_failed_at();
+  } else {
+    rec->set_scheduled_next(Merge(rec->scheduled_next(), mode));
+  }
+}
+
+std::map<std::string, int> CoordinatorCore::LeasesHeldLocked() const {
+  std::map<std::string, int> held;
+  for (const auto& [slug, rec] : repos_) {
+    if (!rec.lease_worker().empty()) ++held[rec.lease_worker()];
+  }
+  return held;
+}
+
+absl::Status CoordinatorCore::ExpireLocked(absl::Time now) {
+  StateBatch batch;
+  std::vector<std::pair<std::string, RepoRecord>> ended;
+  for (const auto& [slug, rec] : repos_) {
+    if (rec.lease_worker().empty()) continue;
+    bool expired = now >= FromProto(rec.lease_expires_at());
+    bool holder_dead = !AliveLocked(rec.lease_worker(), now);
+    if (!expired && !holder_dead) continue;
+    spdlog::info("lease of {} (epoch {}) held by {} ended: {}", slug, rec.epoch(),
+                 rec.lease_worker(), expired ? "expired" : "worker silent");
+    RepoRecord copy = rec;
+    EndLeaseLocked(&copy);
+    batch.PutRepo(slug, copy);
+    ended.emplace_back(slug, std::move(copy));
+  }
+  RETURN_IF_ERROR(state_->Commit(batch));
+  for (auto& [slug, rec] : ended) repos_[slug] = std::move(rec);
+  return absl::OkStatus();
+}
+
+void CoordinatorCore::Tick() {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Status status = ExpireLocked(clock_->Now());
+  if (!status.ok()) spdlog::warn("coordinator tick: {}", status.ToString());
+}
+
+absl::Status CoordinatorCore::CheckLeaseLocked(const std::string& worker_id,
+                                               const std::string& slug, uint64_t epoch,
+                                               RepoRecord** rec) {
+  auto it = repos_.find(slug);
+  if (it == repos_.end()) {
+    return absl::FailedPreconditionError(absl::StrCat("stale lease epoch ", epoch, " for ", slug,
+                                                      ": the repository is not in the catalog"));
+  }
+  const RepoRecord& r = it->second;
+  if (r.epoch() == epoch && r.lease_worker() == worker_id) {
+    *rec = &it->second;
+    return absl::OkStatus();
+  }
+  std::string why;
+  if (r.lease_worker().empty()) {
+    why = r.epoch() == epoch ? "; the lease expired or was released" : "";
+  } else if (r.lease_worker() != worker_id) {
+    why = absl::StrCat("; leased to ", r.lease_worker());
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("stale lease epoch ", epoch, " for ", slug, " (current ", r.epoch(), ")", why));
+}
+
+absl::StatusOr<v1::RegisterWorkerResponse> CoordinatorCore::RegisterWorker(
+    const v1::RegisterWorkerRequest& req) {
+  RETURN_IF_ERROR(coordinator::ValidateWorkerId(req.worker_id()));
+  RETURN_IF_ERROR(coordinator::ValidateStoreAddress(req.store_address()));
+  if (req.capacity() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("capacity is negative (", req.capacity(), ")"));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Time now = clock_->Now();
+  RETURN_IF_ERROR(ExpireLocked(now));
+  WorkerRecord record;
+  record.set_worker_id(req.worker_id());
+  record.set_store_address(req.store_address());
+  record.set_store_id(req.store_id());
+  record.set_capacity(std::max(1, req.capacity()));
+  *record.mutable_registered_at() = ToProto(now);
+  // A registering worker starts afresh: leases it held before (e.g. before it restarted) end,
+  // so their repositories can be granted again at once.
+  StateBatch batch;
+  batch.PutWorker(record);
+  std::vector<std::pair<std::string, RepoRecord>> ended;
+  for (const auto& [slug, rec] : repos_) {
+    if (rec.lease_worker() != req.worker_id()) continue;
+    RepoRecord copy = rec;
+    EndLeaseLocked(&copy);
+    batch.PutRepo(slug, copy);
+    ended.emplace_back(slug, std::move(copy));
+  }
+  RETURN_IF_ERROR(state_->Commit(batch));
+  for (auto& [slug, rec] : ended) repos_[slug] = std::move(rec);
+  WorkerEntry& entry = workers_[req.worker_id()];
+  entry.record = std::move(record);
+  entry.last_seen = now;
+  spdlog::info("worker {} registered (store {} at {}, capacity {})", req.worker_id(),
+               req.store_id(), req.store_address(), entry.record.capacity());
+  v1::RegisterWorkerResponse resp;
+  resp.set_heartbeat_interval_ms(absl::ToInt64Milliseconds(options_.heartbeat_interval));
+  resp.set_lease_ttl_ms(absl::ToInt64Milliseconds(options_.lease_ttl));
+  return resp;
+}
+
+absl::StatusOr<v1::HeartbeatResponse> CoordinatorCore::Heartbeat(const v1::HeartbeatRequest& req) {
+  RETURN_IF_ERROR(coordinator::ValidateWorkerId(req.worker_id()));
+  std::vector<std::string> slugs;
+  for (int i = 0; i < req.held_size(); ++i) {
+    ASSIGN_OR_RETURN(std::string slug,
+                     coordinator::ValidateLeaseRef(req.held(i), absl::StrCat("held[", i, "]")));
+    slugs.push_back(std::move(slug));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Time now = clock_->Now();
+  RETURN_IF_ERROR(ExpireLocked(now));
+  v1::HeartbeatResponse resp;
+  if (!AliveLocked(req.worker_id(), now)) {
+    resp.set_known(false);
+    *resp.mutable_revoked() = req.held();
+    return resp;
+  }
+  resp.set_known(true);
+  workers_[req.worker_id()].last_seen = now;
+  for (int i = 0; i < req.held_size(); ++i) {
+    auto it = repos_.find(slugs[i]);
+    if (it != repos_.end() && it->second.lease_worker() == req.worker_id() &&
+        it->second.epoch() == req.held(i).epoch()) {
+      *it->second.mutable_lease_expires_at() = ToProto(now + options_.lease_ttl);
+    } else {
+      *resp.add_revoked() = req.held(i);
+    }
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::AcquireLeasesResponse> CoordinatorCore::AcquireLeases(
+    const v1::AcquireLeasesRequest& req) {
+  RETURN_IF_ERROR(coordinator::ValidateWorkerId(req.worker_id()));
+  if (req.max_leases() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_leases is negative (", req.max_leases(), ")"));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Time now = clock_->Now();
+  RETURN_IF_ERROR(ExpireLocked(now));
+  auto self = workers_.find(req.worker_id());
+  if (self == workers_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("worker ", req.worker_id(), " is not registered; call RegisterWorker first"));
+  }
+  if (!AliveLocked(req.worker_id(), now)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "worker ", req.worker_id(), " was declared dead (silent for more than ",
+        absl::FormatDuration(options_.worker_timeout), "); call RegisterWorker again"));
+  }
+  self->second.last_seen = now;
+  int limit = req.max_leases();
+  if (limit == 0) {
+    limit = std::max(0, self->second.record.capacity() - LeasesHeldLocked()[req.worker_id()]);
+  }
+  std::vector<std::string> live;
+  for (const auto& [id, entry] : workers_) {
+    if (AliveLocked(id, now)) live.push_back(id);
+  }
+
+  StateBatch batch;
+  std::vector<std::pair<std::string, RepoRecord>> granted;
+  for (const auto& [slug, rec] : repos_) {
+    if (static_cast<int>(granted.size()) >= limit) break;
+    if (!NeedsCrawlLocked(rec, now)) continue;
+    if (coordinator::RendezvousOwner(live, slug) != req.worker_id()) continue;
+    RepoRecord copy = rec;
+    v1::CrawlMode mode = rec.scheduled() != v1::CRAWL_MODE_UNSPECIFIED ? rec.scheduled()
+                                                                       : v1::CRAWL_MODE_INCREMENTAL;
+    copy.set_epoch(rec.epoch() + 1);
+    copy.set_lease_worker(req.worker_id());
+    *copy.mutable_lease_expires_at() = ToProto(now + options_.lease_ttl);
+    copy.set_lease_mode(mode);
+    copy.set_scheduled(mode);  // stays scheduled until the crawl completes
+    copy.clear_failed_at();
+    copy.clear_counters();
+    batch.PutRepo(slug, copy);
+    granted.emplace_back(slug, std::move(copy));
+  }
+  // Durable before any grant is returned: an epoch is never handed out twice.
+  RETURN_IF_ERROR(state_->Commit(batch));
+
+  v1::AcquireLeasesResponse resp;
+  for (auto& [slug, rec] : granted) {
+    v1::Lease* lease = resp.add_leases();
+    lease->set_repo_slug(slug);
+    *lease->mutable_repo() = rec.spec().repo();
+    lease->set_epoch(rec.epoch());
+    *lease->mutable_expires_at() = rec.lease_expires_at();
+    lease->set_mode(rec.lease_mode());
+    *lease->mutable_cursor() = rec.cursor();
+    lease->set_include_pull_requests(rec.spec().include_pull_requests());
+    spdlog::info("granted {} to {} (epoch {}, {})", slug, req.worker_id(), rec.epoch(),
+                 v1::CrawlMode_Name(rec.lease_mode()));
+    repos_[slug] = std::move(rec);
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::ReportProgressResponse> CoordinatorCore::ReportProgress(
+    const v1::ReportProgressRequest& req) {
+  RETURN_IF_ERROR(coordinator::ValidateWorkerId(req.worker_id()));
+  ASSIGN_OR_RETURN(std::string slug, coordinator::ValidateLeaseRef(req.lease(), "lease"));
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Time now = clock_->Now();
+  RETURN_IF_ERROR(ExpireLocked(now));
+  RepoRecord* current = nullptr;
+  RETURN_IF_ERROR(CheckLeaseLocked(req.worker_id(), slug, req.lease().epoch(), &current));
+
+  RepoRecord rec = *current;
+  StateBatch batch;
+  std::string moved_slug;
+  RepoRecord moved_rec;
+  if (!req.moved_to().empty() && req.error().empty()) {
+    std::string target = req.moved_to();
+    if (target.find(':') == std::string::npos) {
+      target = absl::StrCat(TrackerName(rec.spec().repo().tracker()), ":", target);
+    }
+    auto ref = ParseRepoSpec(target);
+    if (!ref.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("moved_to: ", ref.status().message()));
+    }
+    ref->set_api_url(rec.spec().repo().api_url());
+    moved_slug = RepoSlug(*ref);
+    if (moved_slug != slug && repos_.count(moved_slug) == 0) {
+      v1::RepositorySpec spec = rec.spec();
+      *spec.mutable_repo() = *ref;
+      ASSIGN_OR_RETURN(moved_rec, NewRecordLocked(moved_slug, spec, now));
+      batch.PutRepo(moved_slug, moved_rec);
+    } else {
+      moved_slug.clear();
+    }
+  }
+
+  if (req.has_counters()) *rec.mutable_counters() = req.counters();
+  if (req.has_cursor()) *rec.mutable_cursor() = req.cursor();
+  if (req.issues_estimated() > 0) rec.set_issues_estimated(req.issues_estimated());
+  if (req.rate_remaining() != 0 || req.has_rate_reset()) {
+    rec.set_rate_remaining(req.rate_remaining());
+    *rec.mutable_rate_reset() = req.rate_reset();
+  }
+  if (!req.error().empty()) {
+    rec.set_last_error(req.error());
+    *rec.mutable_failed_at() = ToProto(now);
+    EndLeaseLocked(&rec);  // the scheduled crawl stays, retried after the back-off
+    spdlog::warn("crawl of {} (epoch {}) failed: {}", slug, rec.epoch(), req.error());
+  } else if (!req.moved_to().empty()) {
+    rec.set_moved_to(req.moved_to());
+    rec.clear_scheduled();
+    rec.clear_scheduled_next();
+    EndLeaseLocked(&rec);
+    spdlog::info("{} moved to {}", slug, req.moved_to());
+  } else if (req.done()) {
+    rec.clear_scheduled();
+    EndLeaseLocked(&rec);
+    rec.clear_last_error();
+    rec.clear_failed_at();
+    *rec.mutable_last_completed_at() = ToProto(now);
+    rec.set_crawls_completed(rec.crawls_completed() + 1);
+    spdlog::info("crawl of {} (epoch {}) completed", slug, rec.epoch());
+  } else {
+    *rec.mutable_lease_expires_at() = ToProto(now + options_.lease_ttl);
+  }
+  batch.PutRepo(slug, rec);
+  RETURN_IF_ERROR(state_->Commit(batch));
+  repos_[slug] = std::move(rec);
+  if (!moved_slug.empty()) repos_[moved_slug] = std::move(moved_rec);
+  workers_[req.worker_id()].last_seen = now;
+  return v1::ReportProgressResponse();
+}
+
+absl::StatusOr<v1::ReleaseLeaseResponse> CoordinatorCore::ReleaseLease(
+    const v1::ReleaseLeaseRequest& req) {
+  RETURN_IF_ERROR(coordinator::ValidateWorkerId(req.worker_id()));
+  ASSIGN_OR_RETURN(std::string slug, coordinator::ValidateLeaseRef(req.lease(), "lease"));
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(ExpireLocked(clock_->Now()));
+  auto it = repos_.find(slug);
+  if (it == repos_.end() || it->second.lease_worker() != req.worker_id() ||
+      it->second.epoch() != req.lease().epoch()) {
+    return v1::ReleaseLeaseResponse();  // already ended: nothing to do
+  }
+  RepoRecord rec = it->second;
+  EndLeaseLocked(&rec);
+  StateBatch batch;
+  batch.PutRepo(slug, rec);
+  RETURN_IF_ERROR(state_->Commit(batch));
+  it->second = std::move(rec);
+  return v1::ReleaseLeaseResponse();
+}
+
+}  // namespace issuescope::coordinator

@@ -1,0 +1,75 @@
+#include "coordinator/coordinator_service.h"
+
+#include "common/grpc_status.h"
+#include "common/logging.h"
+
+namespace issuescope::coordinator {
+namespace {
+
+// Serve calls the core and moves its answer (or error) into the gRPC reply.
+template <typename Response>
+grpc::Status Serve(const char* method, absl::StatusOr<Response> result, Response* resp) {
+  if (!result.ok()) {
+    // Stale leases and validation errors are the callers' business; log them quietly.
+    spdlog::debug("{}: {}", method, result.status().ToString());
+    return ToGrpcStatus(result.status());
+  }
+  *resp = std::move(result).value();
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+grpc::Status CoordinatorService::RegisterWorker(grpc::ServerContext*,
+                                                const v1::RegisterWorkerRequest* req,
+                                                v1::RegisterWorkerResponse* resp) {
+  return Serve("RegisterWorker", core_->RegisterWorker(*req), resp);
+}
+
+grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
+                                           v1::HeartbeatResponse* resp) {
+  return Serve("Heartbeat", core_->Heartbeat(*req), resp);
+}
+
+grpc::Status CoordinatorService::AcquireLeases(grpc::ServerContext*,
+                                               const v1::AcquireLeasesRequest* req,
+                                               v1::AcquireLeasesResponse* resp) {
+  return Serve("AcquireLeases", core_->AcquireLeases(*req), resp);
+}
+
+grpc::Status CoordinatorService::ReportProgress(grpc::ServerContext*,
+                                                const v1::ReportProgressRequest* req,
+                                                v1::ReportProgressResponse* resp) {
+  return Serve("ReportProgress", core_->ReportProgress(*req), resp);
+}
+
+grpc::Status CoordinatorService::ReleaseLease(grpc::ServerContext*,
+                                              const v1::ReleaseLeaseRequest* req,
+                                              v1::ReleaseLeaseResponse* resp) {
+  return Serve("ReleaseLease", core_->ReleaseLease(*req), resp);
+}
+
+grpc::Status CoordinatorService::AddRepositories(grpc::ServerContext*,
+                                                 const v1::AddRepositoriesRequest* req,
+                                                 v1::AddRepositoriesResponse* resp) {
+  return Serve("AddRepositories", core_->AddRepositories(*req), resp);
+}
+
+grpc::Status CoordinatorService::RemoveRepositories(grpc::ServerContext*,
+                                                    const v1::RemoveRepositoriesRequest* req,
+                                                    v1::RemoveRepositoriesResponse* resp) {
+  return Serve("RemoveRepositories", core_->RemoveRepositories(*req), resp);
+}
+
+grpc::Status CoordinatorService::TriggerCrawl(grpc::ServerContext*,
+                                              const v1::TriggerCrawlRequest* req,
+                                              v1::TriggerCrawlResponse* resp) {
+  return Serve("TriggerCrawl", core_->TriggerCrawl(*req), resp);
+}
+
+grpc::Status CoordinatorService::GetStatus(grpc::ServerContext*, const v1::GetStatusRequest* req,
+                                           v1::GetStatusResponse* resp) {
+  return Serve("GetStatus", core_->GetStatus(*req), resp);
+}
+
+}  // namespace issuescope::coordinator

@@ -1,0 +1,182 @@
+// issuescope-coordinator: serves issuescope.v1.Coordinator over gRPC from a CoordinatorCore
+// whose state lives in --data. Flags override the [coordinator] table of --config; the config's
+// repositories are added to the catalog at start. Errors: one line on stderr, exit code 2.
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <signal.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "common/clock.h"
+#include "common/logging.h"
+#include "common/subprocess.h"
+#include "coordinator/catalog_config.h"
+#include "coordinator/coordinator_core.h"
+#include "coordinator/coordinator_service.h"
+
+namespace issuescope {
+namespace {
+
+using coordinator::CatalogConfig;
+using coordinator::CoordinatorCore;
+using coordinator::CoordinatorOptions;
+using coordinator::CoordinatorService;
+using coordinator::LoadCatalogConfig;
+
+constexpr int kExitError = 2;
+
+int Fail(const std::string& message) {
+  std::cerr << "issuescope-coordinator: error: " << message << std::endl;
+  return kExitError;
+}
+
+struct Flags {
+  std::string listen = "127.0.0.1:0";
+  std::string port_file;
+  std::string data;
+  std::string config;
+  int64_t lease_ttl_ms = 0;
+  int64_t heartbeat_ms = 0;
+  int64_t worker_timeout_ms = 0;
+  std::string log_level = "info";
+};
+
+// Ticker calls CoordinatorCore::Tick every `period` until stopped.
+class Ticker {
+ public:
+  Ticker(CoordinatorCore* core, absl::Duration period)
+      : thread_([this, core, period] {
+          std::unique_lock<std::mutex> lock(mu_);
+          while (!stop_) {
+            cv_.wait_for(lock, absl::ToChronoMilliseconds(period), [this] { return stop_; });
+            if (stop_) break;
+            lock.unlock();
+            core->Tick();
+            lock.lock();
+          }
+        }) {}
+  ~Ticker() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+int Run(const Flags& flags) {
+  CoordinatorOptions options;
+  CatalogConfig config;
+  if (!flags.config.empty()) {
+    auto loaded = LoadCatalogConfig(flags.config);
+    if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
+    config = std::move(*loaded);
+    config.ApplyTo(&options);
+  }
+  if (flags.lease_ttl_ms > 0) options.lease_ttl = absl::Milliseconds(flags.lease_ttl_ms);
+  if (flags.heartbeat_ms > 0) options.heartbeat_interval = absl::Milliseconds(flags.heartbeat_ms);
+  if (flags.worker_timeout_ms > 0) {
+    options.worker_timeout = absl::Milliseconds(flags.worker_timeout_ms);
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(flags.data, ec);
+  if (ec)
+    return Fail(absl::StrCat("cannot create data directory ", flags.data, ": ", ec.message()));
+  auto core = CoordinatorCore::Open(flags.data, options, Clock::Real());
+  if (!core.ok()) return Fail(std::string(core.status().message()));
+
+  if (!config.repositories.empty()) {
+    v1::AddRepositoriesRequest add;
+    for (const auto& spec : config.repositories) *add.add_repositories() = spec;
+    auto added = (*core)->AddRepositories(add);
+    if (!added.ok()) return Fail(std::string(added.status().message()));
+  }
+
+  // Signals are taken by sigwait below; block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  CoordinatorService service(core->get());
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    return Fail(absl::StrCat("cannot listen on ", flags.listen));
+  }
+  if (!flags.port_file.empty()) {
+    absl::Status written = WritePortFile(flags.port_file, port);
+    if (!written.ok()) {
+      server->Shutdown();
+      return Fail(std::string(written.message()));
+    }
+  }
+  spdlog::info("coordinator serving on port {} (data {}, lease_ttl {}, worker_timeout {})", port,
+               flags.data, absl::FormatDuration(options.lease_ttl),
+               absl::FormatDuration(options.worker_timeout));
+
+  {
+    Ticker ticker(core->get(), absl::Milliseconds(250));
+    int sig = 0;
+    sigwait(&signals, &sig);
+    spdlog::info("received signal {}, shutting down", sig);
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    server->Wait();
+  }
+  spdlog::info("coordinator stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace issuescope
+
+int main(int argc, char** argv) {
+  issuescope::Flags flags;
+  CLI::App app{"issuescope coordinator: catalog, workers, leases and cursors"};
+  app.add_option("--listen", flags.listen, "address to serve gRPC on")->capture_default_str();
+  app.add_option("--port-file", flags.port_file, "file to write the bound port to");
+  app.add_option("--data", flags.data, "directory of the coordinator's RocksDB state")->required();
+  app.add_option("--config", flags.config, "catalog config (TOML); its repositories are added")
+      ->check(CLI::ExistingFile);
+  app.add_option("--lease-ttl-ms", flags.lease_ttl_ms, "lease TTL (overrides the config)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--heartbeat-ms", flags.heartbeat_ms, "heartbeat interval (overrides the config)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--worker-timeout-ms", flags.worker_timeout_ms,
+                 "silence after which a worker is dead (overrides the config)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--log-level", flags.log_level, "trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : issuescope::kExitError;
+  }
+  issuescope::InitLogging("coordinator", flags.log_level);
+  return issuescope::Run(flags);
+}

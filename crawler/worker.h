@@ -1,0 +1,125 @@
+// CrawlerWorker is the crawler process's control loop: it registers with the coordinator,
+// heartbeats (renewing its leases and dropping revoked ones), acquires leases up to its
+// capacity, crawls each lease with a RepoCrawler on its own thread, reports progress after every
+// page (cumulative counters, the new cursor, the rate budget; done=true at the end, the error
+// text on failure) and releases the lease at the end. A FAILED_PRECONDITION from ReportProgress
+// (stale epoch) aborts that crawl at once.
+//
+// Ownership: borrows the transport, store and clock (they must outlive the worker); shares the
+// coordinator channel. Thread-safety: Start and Stop are called from one thread; everything else
+// runs on the worker's own threads. Timing of polls and heartbeats uses real time (condition
+// waits with deadlines); crawls use the injected Clock.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "crawler/http_transport.h"
+#include "crawler/issue_store.h"
+#include "crawler/repo_crawler.h"
+#include "grpcpp/channel.h"
+#include "issuescope/v1/coordinator.grpc.pb.h"
+
+namespace issuescope::crawler {
+
+// WorkerOptions configure a CrawlerWorker. Every field documents its Default.
+struct WorkerOptions {
+  // Stable worker id, [A-Za-z0-9._-]{1,64}. Default: "worker-0".
+  std::string worker_id = "worker-0";
+  // host:port of the coordinator (informational; the channel is passed in). Default: empty.
+  std::string coordinator_address;
+  // host:port where this worker serves its IssueStore, as advertised to the coordinator.
+  // Default: empty.
+  std::string store_address;
+  // Leases crawled at once. Default: 2.
+  int capacity = 2;
+  // Options of every RepoCrawler (token, page size, retries). Default: CrawlerOptions{}.
+  CrawlerOptions crawler;
+  // How often to ask for leases when there is free capacity. Default: 500 ms.
+  absl::Duration poll_interval = absl::Milliseconds(500);
+  // Heartbeat interval when the coordinator names none. Default: 2 s.
+  absl::Duration default_heartbeat_interval = absl::Seconds(2);
+  // Deadline of each coordinator RPC. Default: 10 s.
+  absl::Duration rpc_timeout = absl::Seconds(10);
+  // Longest pause between RegisterWorker attempts while the coordinator is unreachable.
+  // Default: 5 s.
+  absl::Duration max_register_backoff = absl::Seconds(5);
+};
+
+// CrawlerWorker: see the file comment.
+class CrawlerWorker {
+ public:
+  CrawlerWorker(WorkerOptions options, std::shared_ptr<grpc::ChannelInterface> coordinator,
+                HttpTransport* transport, IssueStore* store, Clock* clock);
+  // ~CrawlerWorker stops the worker if it is running.
+  ~CrawlerWorker();
+  CrawlerWorker(const CrawlerWorker&) = delete;
+  CrawlerWorker& operator=(const CrawlerWorker&) = delete;
+
+  // Start launches the control loop (which registers, retrying until the coordinator answers)
+  // and returns at once. INVALID_ARGUMENT for a bad worker id or capacity.
+  absl::Status Start();
+  // Stop drains: stops taking leases, cancels running crawls, releases their leases, joins
+  // every thread. Idempotent.
+  void Stop();
+
+  // registered reports whether RegisterWorker has succeeded at least once.
+  bool registered() const { return registered_.load(); }
+  // completed_crawls counts crawls that finished with done=true reported.
+  int64_t completed_crawls() const { return completed_.load(); }
+  // active_crawls counts crawls running now.
+  int active_crawls() const;
+
+ private:
+  // ActiveCrawl is one lease being crawled.
+  struct ActiveCrawl {
+    v1::Lease lease;
+    std::unique_ptr<RepoCrawler> crawler;
+    std::thread thread;
+    std::atomic<bool> revoked{false};
+    std::atomic<bool> finished{false};
+  };
+
+  void RunLoop();
+  void HeartbeatLoop();
+  // Register calls RegisterWorker until it succeeds or the worker stops; false when stopping.
+  bool Register();
+  void AcquireAndStart();
+  void RunCrawl(ActiveCrawl* crawl);
+  absl::Status Report(const v1::Lease& lease, const CrawlProgress& progress,
+                      const std::string& error);
+  void Release(const v1::Lease& lease);
+  void ReapFinished();
+  // WaitFor waits up to `d` or until Stop; returns false when stopping.
+  bool WaitFor(absl::Duration d);
+  void SetDeadline(grpc::ClientContext* ctx) const;
+
+  WorkerOptions options_;
+  std::unique_ptr<v1::Coordinator::Stub> stub_;
+  HttpTransport* transport_;
+  IssueStore* store_;
+  Clock* clock_;
+
+  std::atomic<bool> registered_{false};
+  std::atomic<int64_t> completed_{0};
+  std::atomic<int64_t> heartbeat_interval_ms_{0};
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // guarded by mu_
+  bool started_ = false;   // guarded by mu_
+  std::map<std::string, std::unique_ptr<ActiveCrawl>> crawls_;  // guarded by mu_; by slug
+
+  std::thread loop_thread_;
+  std::thread heartbeat_thread_;
+};
+
+}  // namespace issuescope::crawler

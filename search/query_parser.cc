@@ -1,0 +1,276 @@
+#include "search/query_parser.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "search/query_lexer.h"
+
+namespace issuescope::search {
+namespace {
+
+// Wildcards expand to at most this many terms (the most frequent ones).
+constexpr Xapian::termcount kMaxWildcardExpansion = 1000;
+
+// Clause is a parsed sub-expression.
+struct Clause {
+  // The constraint; empty when the clause constrains nothing (e.g. `sort:`).
+  Xapian::Query query;
+  // True when free text inside contributes weight.
+  bool has_text = false;
+  // True when the clause is to be excluded (NOT / -).
+  bool negated = false;
+};
+
+Xapian::Query MatchAllFilter() { return BooleanFilter(Xapian::Query::MatchAll); }
+
+Xapian::Query Combine(Xapian::Query::op op, const std::vector<Xapian::Query>& queries) {
+  if (queries.size() == 1) return queries[0];
+  return Xapian::Query(op, queries.begin(), queries.end());
+}
+
+// Parser is the recursive-descent parser over the tokens of one query.
+class Parser {
+ public:
+  Parser(const std::vector<Token>& tokens, Xapian::QueryParser* text_parser)
+      : tokens_(tokens), text_parser_(text_parser) {}
+
+  absl::StatusOr<ParsedQuery> Run() {
+    ParsedQuery parsed;
+    absl::StatusOr<Clause> clause = ParseOr();
+    if (!clause.ok()) return clause.status();
+    if (const Token* t = Peek(); t != nullptr) {
+      // ParseOr stops early only at a ')' it did not open.
+      return absl::InvalidArgumentError(absl::StrCat("unbalanced parenthesis: ')' at column ",
+                                                     t->column, " has no matching '('"));
+    }
+    parsed.query = clause->query.empty() ? MatchAllFilter() : clause->query;
+    parsed.has_text = clause->has_text;
+    if (sort_) parsed.sort = *sort_;
+    return parsed;
+  }
+
+ private:
+  const Token* Peek() const { return pos_ < tokens_.size() ? &tokens_[pos_] : nullptr; }
+
+  bool PeekIs(TokenKind kind) const { return Peek() != nullptr && Peek()->kind == kind; }
+
+  // StartsTerm reports whether the next token can begin a unary expression.
+  bool StartsTerm() const {
+    const Token* t = Peek();
+    return t != nullptr && t->kind != TokenKind::kOr && t->kind != TokenKind::kAnd &&
+           t->kind != TokenKind::kRParen;
+  }
+
+  absl::Status Dangling(const Token& op) const {
+    return absl::InvalidArgumentError(absl::StrCat("dangling operator ", DescribeToken(op),
+                                                   ": expected a term after it"));
+  }
+
+  absl::StatusOr<Clause> ParseOr() {
+    std::vector<Clause> items;
+    absl::StatusOr<Clause> first = ParseAnd();
+    if (!first.ok()) return first.status();
+    items.push_back(*std::move(first));
+    while (PeekIs(TokenKind::kOr)) {
+      const Token& op = tokens_[pos_++];
+      if (!StartsTerm()) return Dangling(op);
+      absl::StatusOr<Clause> next = ParseAnd();
+      if (!next.ok()) return next.status();
+      items.push_back(*std::move(next));
+    }
+    std::vector<Xapian::Query> queries;
+    Clause result;
+    for (const Clause& c : items) {
+      if (c.query.empty()) continue;
+      queries.push_back(c.query);
+      result.has_text = result.has_text || c.has_text;
+    }
+    if (!queries.empty()) result.query = Combine(Xapian::Query::OP_OR, queries);
+    return result;
+  }
+
+  absl::StatusOr<Clause> ParseAnd() {
+    std::vector<Xapian::Query> text, filters, negatives;
+    bool any = false;
+    while (true) {
+      const Token* t = Peek();
+      if (t == nullptr || t->kind == TokenKind::kOr || t->kind == TokenKind::kRParen) break;
+      if (t->kind == TokenKind::kAnd) {
+        if (!any) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "dangling operator ", DescribeToken(*t), ": expected a term before it"));
+        }
+        ++pos_;
+        if (!StartsTerm()) return Dangling(*t);
+        continue;
+      }
+      absl::StatusOr<Clause> c = ParseUnary();
+      if (!c.ok()) return c.status();
+      any = true;
+      if (c->query.empty()) continue;
+      if (c->negated) {
+        negatives.push_back(c->query);
+      } else if (c->has_text) {
+        text.push_back(c->query);
+      } else {
+        filters.push_back(c->query);
+      }
+    }
+    if (!any) return NoTerm();
+    Clause result;
+    result.has_text = !text.empty();
+    if (!text.empty()) result.query = Combine(Xapian::Query::OP_AND, text);
+    if (!filters.empty()) {
+      Xapian::Query filter = Combine(Xapian::Query::OP_AND, filters);
+      result.query = result.query.empty()
+                         ? filter
+                         : Xapian::Query(Xapian::Query::OP_FILTER, result.query, filter);
+    }
+    if (!negatives.empty()) {
+      if (result.query.empty()) result.query = MatchAllFilter();
+      result.query = Xapian::Query(Xapian::Query::OP_AND_NOT, result.query,
+                                   Combine(Xapian::Query::OP_OR, negatives));
+    }
+    return result;
+  }
+
+  // NoTerm explains why an and_expr found nothing where a term was expected.
+  absl::Status NoTerm() const {
+    const Token* t = Peek();
+    if (t == nullptr) {
+      return absl::InvalidArgumentError("expected a term at the end of the query");
+    }
+    if (t->kind == TokenKind::kRParen && depth_ > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("empty parentheses: expected a term before ')' at column ", t->column));
+    }
+    if (t->kind == TokenKind::kRParen) {
+      return absl::InvalidArgumentError(absl::StrCat("unbalanced parenthesis: ')' at column ",
+                                                     t->column, " has no matching '('"));
+    }
+    return absl::InvalidArgumentError(absl::StrCat("dangling operator ", DescribeToken(*t),
+                                                   ": expected a term before it"));
+  }
+
+  absl::StatusOr<Clause> ParseUnary() {
+    const Token& t = tokens_[pos_];
+    if (t.kind != TokenKind::kNot && t.kind != TokenKind::kMinus) return ParseAtom();
+    ++pos_;
+    if (!StartsTerm()) return Dangling(t);
+    absl::StatusOr<Clause> operand = ParseUnary();
+    if (!operand.ok()) return operand.status();
+    if (operand->query.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "nothing to negate after ", DescribeToken(t), ": sort: is not a filter"));
+    }
+    operand->negated = !operand->negated;
+    return operand;
+  }
+
+  absl::StatusOr<Clause> ParseAtom() {
+    const Token& t = tokens_[pos_++];
+    switch (t.kind) {
+      case TokenKind::kLParen: {
+        if (Peek() == nullptr) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "unbalanced parenthesis: '(' at column ", t.column, " is not closed"));
+        }
+        ++depth_;
+        absl::StatusOr<Clause> inner = ParseOr();
+        if (!inner.ok()) return inner.status();
+        --depth_;
+        if (!PeekIs(TokenKind::kRParen)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "unbalanced parenthesis: '(' at column ", t.column, " is not closed"));
+        }
+        ++pos_;
+        return inner;
+      }
+      case TokenKind::kQualifier:
+        return Qualifier(t);
+      case TokenKind::kWord:
+        return Text(t, t.text);
+      case TokenKind::kPhrase:
+        return Text(t, absl::StrCat("\"", absl::StrReplaceAll(t.text, {{"\"", " "}}), "\""));
+      default:  // operators are handled by the callers
+        return absl::InternalError(absl::StrCat("unexpected ", DescribeToken(t)));
+    }
+  }
+
+  absl::StatusOr<Clause> Qualifier(const Token& t) {
+    absl::StatusOr<QualifierResult> q = BuildQualifier(t);
+    if (!q.ok()) return q.status();
+    Clause clause;
+    if (q->sort) {
+      if (sort_) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "second 'sort:' at column ", t.column, "; a query takes at most one sort order"));
+      }
+      sort_ = q->sort;
+      return clause;
+    }
+    clause.query = q->filter;
+    return clause;
+  }
+
+  absl::StatusOr<Clause> Text(const Token& t, const std::string& text) {
+    Clause clause;
+    try {
+      clause.query = text_parser_->parse_query(
+          text, Xapian::QueryParser::FLAG_PHRASE | Xapian::QueryParser::FLAG_CJK_NGRAM |
+                    Xapian::QueryParser::FLAG_WILDCARD);
+    } catch (const Xapian::QueryParserError& e) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot parse the text at column ", t.column, ": ", e.get_msg()));
+    }
+    if (clause.query.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "nothing searchable in '", t.text, "' at column ", t.column,
+          "; expected a word, a \"phrase\" or a qualifier"));
+    }
+    clause.has_text = true;
+    return clause;
+  }
+
+  const std::vector<Token>& tokens_;
+  Xapian::QueryParser* text_parser_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+  std::optional<SortOrder> sort_;
+};
+
+}  // namespace
+
+QueryParser::QueryParser(const Xapian::Database& db) : db_(db) {}
+
+absl::StatusOr<ParsedQuery> QueryParser::Parse(absl::string_view query) const {
+  if (query.size() > kMaxQueryBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("query is ", query.size(),
+                                                   " bytes long; at most ", kMaxQueryBytes,
+                                                   " bytes are accepted"));
+  }
+  absl::StatusOr<std::vector<Token>> tokens = Lex(query);
+  if (!tokens.ok()) return tokens.status();
+  try {
+    Xapian::QueryParser text_parser;
+    text_parser.set_stemmer(Xapian::Stem("english"));
+    text_parser.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
+    text_parser.set_default_op(Xapian::Query::OP_AND);
+    text_parser.set_database(db_);
+    text_parser.set_max_expansion(kMaxWildcardExpansion, Xapian::Query::WILDCARD_LIMIT_MOST_FREQUENT,
+                                  Xapian::QueryParser::FLAG_WILDCARD);
+    if (tokens->empty()) {
+      ParsedQuery parsed;
+      parsed.query = MatchAllFilter();
+      return parsed;
+    }
+    return Parser(*tokens, &text_parser).Run();
+  } catch (const Xapian::Error& e) {
+    return absl::InternalError(absl::StrCat("parsing the query failed: ", e.get_description()));
+  }
+}
+
+}  // namespace issuescope::search

@@ -1,0 +1,57 @@
+// QueryParser turns a query of the issuescope query language (docs/QUERY.md) into a Xapian
+// query. Its own recursive-descent parser handles the structure (OR, AND, NOT/-, parentheses)
+// and the qualifiers (search/qualifiers.h); each free-text atom (word, `prefix*`, "phrase",
+// CJK text) is parsed by Xapian::QueryParser with the English stemmer. Qualifiers are boolean
+// filters of weight 0, combined with the text through OP_FILTER / OP_AND_NOT, so scores stay the
+// BM25 weight of the text.
+//
+// Grammar (operators case-insensitive):
+//   query   := or_expr
+//   or_expr := and_expr ("OR" and_expr)*
+//   and_expr:= unary (["AND"] unary)*
+//   unary   := ("NOT" | "-") unary | atom
+//   atom    := "(" or_expr ")" | qualifier | "quoted phrase" | word
+//
+// A QueryParser borrows the Database it expands wildcards against; it is cheap to make, so make
+// one per query. Not thread-safe (neither is the Database); use one per thread.
+#pragma once
+
+#include <cstddef>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "search/qualifiers.h"
+#include "xapian.h"
+
+namespace issuescope::search {
+
+// kMaxQueryBytes is the longest query accepted (longer → INVALID_ARGUMENT).
+inline constexpr size_t kMaxQueryBytes = 4096;
+
+// ParsedQuery is a query ready for Xapian::Enquire.
+struct ParsedQuery {
+  // The query; never empty (MatchAll, as a weightless filter, when nothing constrains).
+  Xapian::Query query;
+  // True when free text contributes a score; false for listings (qualifiers/negations only).
+  bool has_text = false;
+  // The order asked for with `sort:`, or the default (relevance, not explicit).
+  SortOrder sort;
+};
+
+// QueryParser parses queries; see the file comment.
+class QueryParser {
+ public:
+  // QueryParser expands wildcards against `db`, which must outlive it.
+  explicit QueryParser(const Xapian::Database& db);
+
+  // Parse parses `query`. INVALID_ARGUMENT with the 1-based column and what was expected for
+  // an unknown qualifier, an empty qualifier value, an unbalanced parenthesis or quote, a bad
+  // date or `is:` value, a dangling operator, text with nothing searchable, or a query longer
+  // than kMaxQueryBytes. Throws nothing.
+  absl::StatusOr<ParsedQuery> Parse(absl::string_view query) const;
+
+ private:
+  const Xapian::Database& db_;
+};
+
+}  // namespace issuescope::search

@@ -1,0 +1,77 @@
+#include "search/search_service.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "common/grpc_status.h"
+#include "search/query_parser.h"
+#include "spdlog/spdlog.h"
+
+namespace issuescope::search {
+namespace {
+
+// Expired reports (as a status) a request that was cancelled or whose deadline has passed.
+absl::Status Expired(grpc::ServerContext* context) {
+  if (context->IsCancelled()) return absl::CancelledError("request cancelled by the client");
+  if (context->deadline() <= std::chrono::system_clock::now()) {
+    return absl::DeadlineExceededError("deadline passed before the request was served");
+  }
+  return absl::OkStatus();
+}
+
+// Reply converts a result to a gRPC status, logging failures other than bad requests.
+template <typename T>
+grpc::Status Reply(absl::string_view method, absl::StatusOr<T> result, T* response) {
+  if (!result.ok()) {
+    const absl::StatusCode code = result.status().code();
+    if (code == absl::StatusCode::kInternal || code == absl::StatusCode::kDataLoss) {
+      spdlog::warn("{} failed: {}", std::string(method), result.status().ToString());
+    } else {
+      spdlog::debug("{} failed: {}", std::string(method), result.status().ToString());
+    }
+    return ToGrpcStatus(result.status());
+  }
+  *response = *std::move(result);
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+SearchService::SearchService(Searcher* searcher) : searcher_(searcher) {}
+
+grpc::Status SearchService::Search(grpc::ServerContext* context,
+                                   const v1::SearchRequest* request,
+                                   v1::SearchResponse* response) {
+  if (absl::Status s = Expired(context); !s.ok()) return ToGrpcStatus(s);
+  if (request->query().size() > kMaxQueryBytes) {
+    return ToGrpcStatus(absl::InvalidArgumentError(
+        absl::StrCat("query is ", request->query().size(), " bytes long; at most ",
+                     kMaxQueryBytes, " bytes are accepted")));
+  }
+  if (request->page_token().size() > 256) {
+    return ToGrpcStatus(absl::InvalidArgumentError("page_token is malformed (too long)"));
+  }
+  return Reply("Search", searcher_->Search(*request), response);
+}
+
+grpc::Status SearchService::GetIssue(grpc::ServerContext* context,
+                                     const v1::SearchGetIssueRequest* request,
+                                     v1::IssueWithComments* response) {
+  if (absl::Status s = Expired(context); !s.ok()) return ToGrpcStatus(s);
+  if (request->repo_slug().size() > kMaxRepoSlugBytes) {
+    return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
+        "repo_slug is ", request->repo_slug().size(), " bytes long; at most ",
+        kMaxRepoSlugBytes, " bytes are accepted")));
+  }
+  return Reply("GetIssue", searcher_->GetIssue(request->repo_slug(), request->number()),
+               response);
+}
+
+grpc::Status SearchService::GetIndexStatus(grpc::ServerContext* context,
+                                           const v1::GetIndexStatusRequest* request,
+                                           v1::IndexStatus* response) {
+  if (absl::Status s = Expired(context); !s.ok()) return ToGrpcStatus(s);
+  return Reply("GetIndexStatus", searcher_->GetIndexStatus(), response);
+}
+
+}  // namespace issuescope::search

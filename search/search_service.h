@@ -1,0 +1,38 @@
+// SearchService is the gRPC service issuescope.v1.Search (proto/issuescope/v1/search.proto): a
+// thin adapter that bounds request sizes, gives up early on requests whose deadline has passed
+// or that were cancelled, calls the Searcher and converts its statuses to gRPC statuses.
+// Borrows the Searcher, which must outlive it. Thread-safe (the Searcher is).
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include "issuescope/v1/search.grpc.pb.h"
+#include "search/searcher.h"
+
+namespace issuescope::search {
+
+// kMaxRepoSlugBytes bounds the repo_slug of GetIssue requests.
+inline constexpr size_t kMaxRepoSlugBytes = 512;
+
+// SearchService implements issuescope.v1.Search over a Searcher.
+class SearchService final : public v1::Search::Service {
+ public:
+  // SearchService serves queries with `searcher` (not owned).
+  explicit SearchService(Searcher* searcher);
+
+  // Search runs a query; see Searcher::Search.
+  grpc::Status Search(grpc::ServerContext* context, const v1::SearchRequest* request,
+                      v1::SearchResponse* response) override;
+  // GetIssue returns one issue with comments; see Searcher::GetIssue.
+  grpc::Status GetIssue(grpc::ServerContext* context, const v1::SearchGetIssueRequest* request,
+                        v1::IssueWithComments* response) override;
+  // GetIndexStatus reports the document count and feed positions; see Searcher::GetIndexStatus.
+  grpc::Status GetIndexStatus(grpc::ServerContext* context,
+                              const v1::GetIndexStatusRequest* request,
+                              v1::IndexStatus* response) override;
+
+ private:
+  Searcher* searcher_;
+};
+
+}  // namespace issuescope::search

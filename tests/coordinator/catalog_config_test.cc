@@ -1,0 +1,130 @@
+// Catalog config loader: a good file, and each kind of bad file with an error naming the
+// line and the field.
+#include "coordinator/catalog_config.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace issuescope::coordinator {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(CatalogConfigTest, GoodFile) {
+  auto config = ParseCatalogConfig(R"(
+[coordinator]
+lease_ttl = "15s"            # durations as strings
+heartbeat_interval = "500ms"
+worker_timeout = "10s"
+
+[[repository]]
+repo = "github:pytorch/pytorch"
+api_url = "http://127.0.0.1:8080"
+recrawl_interval = "1h"
+
+[[repository]]
+repo = "gitee:mindspore/mindspore"
+include_pull_requests = false
+)",
+                                   "catalog.toml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->lease_ttl, absl::Seconds(15));
+  EXPECT_EQ(config->heartbeat_interval, absl::Milliseconds(500));
+  EXPECT_EQ(config->worker_timeout, absl::Seconds(10));
+  EXPECT_FALSE(config->retry_failed_after.has_value());
+  ASSERT_EQ(config->repositories.size(), 2u);
+  const auto& torch = config->repositories[0];
+  EXPECT_EQ(torch.repo().tracker(), v1::TRACKER_GITHUB);
+  EXPECT_EQ(torch.repo().owner(), "pytorch");
+  EXPECT_EQ(torch.repo().api_url(), "http://127.0.0.1:8080");
+  EXPECT_EQ(torch.recrawl_interval_s(), 3600);
+  EXPECT_TRUE(torch.include_pull_requests());
+  const auto& ms = config->repositories[1];
+  EXPECT_EQ(ms.repo().tracker(), v1::TRACKER_GITEE);
+  EXPECT_EQ(ms.recrawl_interval_s(), 0);
+  EXPECT_FALSE(ms.include_pull_requests());
+
+  CoordinatorOptions options;
+  config->ApplyTo(&options);
+  EXPECT_EQ(options.heartbeat_interval, absl::Milliseconds(500));
+  EXPECT_EQ(options.retry_failed_after, absl::Seconds(30));  // untouched default
+}
+
+TEST(CatalogConfigTest, EmptyFileIsEmptyCatalog) {
+  auto config = ParseCatalogConfig("", "empty.toml");
+  ASSERT_TRUE(config.ok());
+  EXPECT_TRUE(config->repositories.empty());
+}
+
+struct BadFile {
+  const char* name;
+  const char* text;
+  const char* message;  // substring of the error, starting with file:line
+};
+
+TEST(CatalogConfigTest, BadFilesNameLineAndField) {
+  const BadFile cases[] = {
+      {"syntax error", "[coordinator]\nlease_ttl = \n", "c.toml:2:"},
+      {"bad duration", "[coordinator]\nlease_ttl = \"15 parsecs\"\n",
+       "c.toml:2:13: [coordinator].lease_ttl: '15 parsecs' is not a duration"},
+      {"negative duration", "[coordinator]\n\nworker_timeout = \"-1s\"\n",
+       "c.toml:3:18: [coordinator].worker_timeout: duration '-1s' must be positive"},
+      {"duration as number", "[coordinator]\nheartbeat_interval = 2\n",
+       "c.toml:2:22: [coordinator].heartbeat_interval: expected a string, got integer"},
+      {"unknown coordinator key", "[coordinator]\nlease_tll = \"1s\"\n",
+       "c.toml:2:13: [coordinator].lease_tll: unknown key"},
+      {"unknown table", "[coordinatr]\n", "c.toml:1:1: coordinatr: unknown key or table"},
+      {"missing repo", "[[repository]]\napi_url = \"http://x\"\n",
+       "c.toml:1:1: [[repository]] #1 repo: missing"},
+      {"repo without tracker", "[[repository]]\nrepo = \"pytorch/pytorch\"\n",
+       "c.toml:2:8: [[repository]] #1 repo: repository 'pytorch/pytorch' has no tracker prefix"},
+      {"unknown tracker", "[[repository]]\nrepo = \"svn:a/b\"\n",
+       "c.toml:2:8: [[repository]] #1 repo: repository 'svn:a/b': unknown tracker 'svn'"},
+      {"bad api url", "[[repository]]\nrepo = \"github:a/b\"\napi_url = \"127.0.0.1:80\"\n",
+       "c.toml:3:11: [[repository]] #1 api_url: '127.0.0.1:80' must start with http://"},
+      {"bad recrawl interval",
+       "[[repository]]\nrepo = \"github:a/b\"\n[[repository]]\nrepo = \"github:c/d\"\n"
+       "recrawl_interval = \"soon\"\n",
+       "c.toml:5:20: [[repository]] #2 recrawl_interval: 'soon' is not a duration"},
+      {"bad bool", "[[repository]]\nrepo = \"github:a/b\"\ninclude_pull_requests = \"yes\"\n",
+       "c.toml:3:25: [[repository]] #1 include_pull_requests: expected true or false"},
+      {"unknown repository key", "[[repository]]\nrepo = \"github:a/b\"\nbranch = \"main\"\n",
+       "c.toml:3:10: [[repository]] #1 branch: unknown key"},
+      {"duplicate repository",
+       "[[repository]]\nrepo = \"github:a/b\"\n\n[[repository]]\nrepo = \"github:A/B\"\n",
+       "c.toml:4:1: [[repository]] #2 repo: github:a/b is listed twice (first at line 1)"},
+      {"repository not a table array", "repository = \"github:a/b\"\n",
+       "c.toml:1:14: repository: expected [[repository]] tables"},
+  };
+  for (const auto& test : cases) {
+    SCOPED_TRACE(test.name);
+    auto config = ParseCatalogConfig(test.text, "c.toml");
+    ASSERT_FALSE(config.ok());
+    EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(config.status().message()), HasSubstr(test.message));
+  }
+}
+
+TEST(CatalogConfigTest, LoadsFileAndNamesMissingFile) {
+  auto path = std::filesystem::path(::testing::TempDir()) / "catalog_config_test.toml";
+  {
+    std::ofstream out(path);
+    out << "[[repository]]\nrepo = \"github:a/b\"\nrecrawl_interval = 7\n";
+  }
+  auto config = LoadCatalogConfig(path.string());
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr(path.string() + ":3:20: [[repository]] #1 recrawl_interval"));
+  std::filesystem::remove(path);
+
+  auto missing = LoadCatalogConfig("/no/such/catalog.toml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("/no/such/catalog.toml"));
+}
+
+}  // namespace
+}  // namespace issuescope::coordinator

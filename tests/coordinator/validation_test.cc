@@ -1,0 +1,147 @@
+// RPC input validation: every bad field is INVALID_ARGUMENT naming the field.
+#include <functional>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/coordinator/core_fixture.h"
+
+namespace issuescope::coordinator::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct BadRequest {
+  const char* name;
+  std::function<absl::Status(CoordinatorCore*)> call;
+  const char* message;  // substring of the error
+};
+
+v1::RegisterWorkerRequest Worker(const std::string& id, const std::string& address) {
+  v1::RegisterWorkerRequest req;
+  req.set_worker_id(id);
+  req.set_store_address(address);
+  return req;
+}
+
+v1::AddRepositoriesRequest AddOne(v1::Tracker tracker, const std::string& owner,
+                                  const std::string& name, const std::string& api_url = "") {
+  v1::AddRepositoriesRequest req;
+  auto* spec = req.add_repositories();
+  spec->mutable_repo()->set_tracker(v1::TRACKER_GITHUB);
+  spec->mutable_repo()->set_owner("fine");
+  spec->mutable_repo()->set_name("fine");
+  spec = req.add_repositories();
+  spec->mutable_repo()->set_tracker(tracker);
+  spec->mutable_repo()->set_owner(owner);
+  spec->mutable_repo()->set_name(name);
+  spec->mutable_repo()->set_api_url(api_url);
+  return req;
+}
+
+TEST_F(CoreTest, BadRequestsNameTheField) {
+  const BadRequest cases[] = {
+      {"empty worker id",
+       [](CoordinatorCore* c) { return c->RegisterWorker(Worker("", "h:1")).status(); },
+       "worker_id '' must match [A-Za-z0-9._-]{1,64}"},
+      {"worker id with slash",
+       [](CoordinatorCore* c) { return c->RegisterWorker(Worker("a/b", "h:1")).status(); },
+       "worker_id 'a/b'"},
+      {"worker id too long",
+       [](CoordinatorCore* c) {
+         return c->RegisterWorker(Worker(std::string(65, 'w'), "h:1")).status();
+       },
+       "worker_id"},
+      {"address without port",
+       [](CoordinatorCore* c) { return c->RegisterWorker(Worker("w", "localhost")).status(); },
+       "store_address 'localhost'"},
+      {"address with bad port",
+       [](CoordinatorCore* c) { return c->RegisterWorker(Worker("w", "h:70000")).status(); },
+       "store_address 'h:70000'"},
+      {"address with space",
+       [](CoordinatorCore* c) { return c->RegisterWorker(Worker("w", "a b:80")).status(); },
+       "store_address"},
+      {"unknown tracker",
+       [](CoordinatorCore* c) {
+         return c->AddRepositories(AddOne(v1::TRACKER_UNSPECIFIED, "o", "n")).status();
+       },
+       "repositories[1].repo.tracker 0 is not a known tracker"},
+      {"empty owner",
+       [](CoordinatorCore* c) {
+         return c->AddRepositories(AddOne(v1::TRACKER_GITHUB, "", "n")).status();
+       },
+       "repositories[1].repo.owner is empty"},
+      {"empty name",
+       [](CoordinatorCore* c) {
+         return c->AddRepositories(AddOne(v1::TRACKER_GITLAB, "o", "")).status();
+       },
+       "repositories[1].repo.name is empty"},
+      {"bad characters",
+       [](CoordinatorCore* c) {
+         return c->AddRepositories(AddOne(v1::TRACKER_GITHUB, "o w", "n")).status();
+       },
+       "repositories[1].repo:"},
+      {"bad api url",
+       [](CoordinatorCore* c) {
+         return c->AddRepositories(AddOne(v1::TRACKER_GITHUB, "o", "n", "ftp://x")).status();
+       },
+       "repositories[1].repo.api_url 'ftp://x'"},
+      {"heartbeat with bad slug",
+       [](CoordinatorCore* c) {
+         v1::HeartbeatRequest req;
+         req.set_worker_id("w");
+         req.add_held()->set_repo("pytorch");
+         return c->Heartbeat(req).status();
+       },
+       "held[0].repo"},
+      {"progress with epoch 0",
+       [](CoordinatorCore* c) {
+         v1::ReportProgressRequest req;
+         req.set_worker_id("w");
+         req.mutable_lease()->set_repo("github:a/b");
+         return c->ReportProgress(req).status();
+       },
+       "lease.epoch is 0"},
+      {"negative max_leases",
+       [](CoordinatorCore* c) {
+         v1::AcquireLeasesRequest req;
+         req.set_worker_id("w");
+         req.set_max_leases(-1);
+         return c->AcquireLeases(req).status();
+       },
+       "max_leases is negative"},
+      {"remove with bad slug",
+       [](CoordinatorCore* c) {
+         v1::RemoveRepositoriesRequest req;
+         req.add_repo_slugs("svn:a/b");
+         return c->RemoveRepositories(req).status();
+       },
+       "repo_slugs[0]: repository 'svn:a/b'"},
+      {"trigger with bad mode",
+       [](CoordinatorCore* c) {
+         v1::TriggerCrawlRequest req;
+         req.set_mode(static_cast<v1::CrawlMode>(9));
+         return c->TriggerCrawl(req).status();
+       },
+       "mode 9"},
+  };
+  for (const auto& test : cases) {
+    SCOPED_TRACE(test.name);
+    absl::Status status = test.call(core_.get());
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(test.message));
+  }
+  // Nothing of a rejected request was applied.
+  EXPECT_EQ(Status().repositories_size(), 0);
+  EXPECT_EQ(Status().workers_size(), 0);
+}
+
+TEST_F(CoreTest, GoodAddressesAreAccepted) {
+  for (const char* address :
+       {"", "127.0.0.1:1", "worker-0.svc.local:65535", "[::1]:8080", "unix:/tmp/sock", "in-process"}) {
+    SCOPED_TRACE(address);
+    EXPECT_TRUE(core_->RegisterWorker(Worker("w", address)).ok());
+  }
+}
+
+}  // namespace
+}  // namespace issuescope::coordinator::testing

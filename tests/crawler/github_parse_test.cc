@@ -1,0 +1,185 @@
+// ParseIssue(sPage), ParseComment(sPage), ParseRepository: field mapping, nulls, PRs, and the
+// messages of bad input.
+#include <string>
+
+#include "common/time_util.h"
+#include "crawler/github_client.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace issuescope::crawler {
+namespace {
+
+v1::RepositoryRef Repo() {
+  v1::RepositoryRef r;
+  r.set_tracker(v1::TRACKER_GITHUB);
+  r.set_owner("octo");
+  r.set_name("hello");
+  return r;
+}
+
+constexpr char kFullIssue[] = R"({
+  "id": 1001, "number": 7, "title": "CUDA OOM", "body": "it breaks",
+  "state": "closed", "state_reason": "completed",
+  "labels": [{"id": 1, "name": "bug"}, {"id": 2, "name": "module: cuda"}],
+  "user": {"login": "alice"},
+  "assignee": {"login": "bob"},
+  "assignees": [{"login": "bob"}, {"login": "carol"}],
+  "created_at": "2024-01-02T03:04:05Z", "updated_at": "2024-02-03T04:05:06Z",
+  "closed_at": "2024-02-03T04:05:06Z", "comments": 12,
+  "html_url": "https://github.com/octo/hello/issues/7",
+  "reactions": {"total_count": 5, "+1": 5}
+})";
+
+TEST(ParseIssueTest, MapsEveryField) {
+  auto issue = ParseIssue(nlohmann::json::parse(kFullIssue), Repo());
+  ASSERT_TRUE(issue.ok()) << issue.status();
+  EXPECT_EQ(issue->repo().owner(), "octo");
+  EXPECT_EQ(issue->number(), 7);
+  EXPECT_EQ(issue->key(), "7");
+  EXPECT_EQ(issue->id(), 1001);
+  EXPECT_EQ(issue->title(), "CUDA OOM");
+  EXPECT_EQ(issue->body(), "it breaks");
+  EXPECT_EQ(issue->state(), v1::ISSUE_STATE_CLOSED);
+  EXPECT_EQ(issue->state_reason(), "completed");
+  ASSERT_EQ(issue->labels_size(), 2);
+  EXPECT_EQ(issue->labels(1), "module: cuda");
+  EXPECT_EQ(issue->author(), "alice");
+  ASSERT_EQ(issue->assignees_size(), 2);
+  EXPECT_EQ(issue->assignees(1), "carol");
+  EXPECT_EQ(FromProto(issue->created_at()), *ParseRfc3339("2024-01-02T03:04:05Z"));
+  EXPECT_EQ(FromProto(issue->updated_at()), *ParseRfc3339("2024-02-03T04:05:06Z"));
+  EXPECT_TRUE(issue->has_closed_at());
+  EXPECT_EQ(issue->comment_count(), 12);
+  EXPECT_FALSE(issue->is_pull_request());
+  EXPECT_EQ(issue->url(), "https://github.com/octo/hello/issues/7");
+  EXPECT_EQ(issue->reactions(), 5);
+  EXPECT_FALSE(issue->has_fetched_at());
+}
+
+TEST(ParseIssueTest, ToleratesNullsAndMissingOptionalFields) {
+  auto issue = ParseIssue(nlohmann::json::parse(R"({
+    "id": 1, "number": 2, "updated_at": "2024-02-03T04:05:06Z", "title": null, "body": null,
+    "state": "open", "state_reason": null, "labels": [], "user": null, "assignee": null,
+    "assignees": null, "closed_at": null, "reactions": null, "pull_request": null})"),
+                          Repo());
+  ASSERT_TRUE(issue.ok()) << issue.status();
+  EXPECT_EQ(issue->state(), v1::ISSUE_STATE_OPEN);
+  EXPECT_EQ(issue->body(), "");
+  EXPECT_EQ(issue->author(), "");
+  EXPECT_FALSE(issue->has_closed_at());
+  EXPECT_FALSE(issue->is_pull_request());
+}
+
+TEST(ParseIssueTest, PullRequestKeyMarksPullRequests) {
+  auto issue = ParseIssue(nlohmann::json::parse(R"({
+    "id": 1, "number": 2, "updated_at": "2024-02-03T04:05:06Z",
+    "pull_request": {"url": "https://api.github.com/repos/octo/hello/pulls/2"}})"),
+                          Repo());
+  ASSERT_TRUE(issue.ok()) << issue.status();
+  EXPECT_TRUE(issue->is_pull_request());
+}
+
+struct BadCase {
+  const char* name;
+  const char* body;
+  const char* want_in_message;
+};
+
+class BadIssuePageTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadIssuePageTest, InvalidArgumentNamesTheProblem) {
+  auto page = ParseIssuesPage(GetParam().body, Repo());
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(page.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(page.status().message().find(GetParam().want_in_message), absl::string_view::npos)
+      << page.status();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadIssuePageTest,
+    ::testing::Values(
+        BadCase{"not_json", "<html>502</html>", "invalid JSON"},
+        BadCase{"truncated", "[{\"id\": 1,", "invalid JSON"},
+        BadCase{"not_array", R"({"message": "Not Found"})", "expected a JSON array"},
+        BadCase{"missing_number", R"([{"id": 1, "updated_at": "2024-01-01T00:00:00Z"}])",
+                "item 0: field 'number' is missing"},
+        BadCase{"string_number",
+                R"([{"id": 1, "number": "3", "updated_at": "2024-01-01T00:00:00Z"}])",
+                "item 0: field 'number' is a string"},
+        BadCase{"missing_updated_at",
+                R"([{"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z"},
+                    {"id": 2, "number": 2}])",
+                "item 1: field 'updated_at' is missing"},
+        BadCase{"bad_updated_at", R"([{"id": 1, "number": 1, "updated_at": "yesterday"}])",
+                "field 'updated_at' is invalid"},
+        BadCase{"missing_id", R"([{"number": 1, "updated_at": "2024-01-01T00:00:00Z"}])",
+                "field 'id' is missing"},
+        BadCase{"labels_not_array",
+                R"([{"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z", "labels": 3}])",
+                "field 'labels' is not an array"},
+        BadCase{"unknown_state",
+                R"([{"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z", "state": "x"}])",
+                "field 'state' has unknown value"},
+        BadCase{"item_not_object", "[1]", "item 0: issue is not a JSON object"},
+        BadCase{"negative_number",
+                R"([{"id": 1, "number": -4, "updated_at": "2024-01-01T00:00:00Z"}])",
+                "field 'number' is not positive"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(ParseCommentsPageTest, MapsFieldsAndIssueNumberFromIssueUrl) {
+  auto page = ParseCommentsPage(R"([{
+    "id": 55, "body": "same here", "user": {"login": "dave"},
+    "created_at": "2024-01-02T00:00:00Z", "updated_at": "2024-01-03T00:00:00Z",
+    "issue_url": "https://api.github.com/repos/octo/hello/issues/1347",
+    "html_url": "https://github.com/octo/hello/issues/1347#issuecomment-55"},
+    {"id": 56, "body": null, "user": null, "updated_at": "2024-01-04T00:00:00Z",
+     "issue_url": "https://api.github.com/repos/octo/hello/issues/9/",
+     "html_url": "https://github.com/octo/hello/pull/9#issuecomment-56"}])",
+                                Repo());
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->size(), 2u);
+  const v1::Comment& c = (*page)[0];
+  EXPECT_EQ(c.id(), 55);
+  EXPECT_EQ(c.issue_number(), 1347);
+  EXPECT_EQ(c.author(), "dave");
+  EXPECT_EQ(c.body(), "same here");
+  EXPECT_EQ(c.repo().name(), "hello");
+  EXPECT_EQ(FromProto(c.updated_at()), *ParseRfc3339("2024-01-03T00:00:00Z"));
+  EXPECT_FALSE(IsPullRequestComment(c));
+  EXPECT_EQ((*page)[1].issue_number(), 9);
+  EXPECT_TRUE(IsPullRequestComment((*page)[1]));
+}
+
+TEST(ParseCommentsPageTest, BadCommentsNameFieldAndIndex) {
+  const BadCase cases[] = {
+      {"no_issue_url", R"([{"id": 1, "updated_at": "2024-01-01T00:00:00Z"}])",
+       "item 0: field 'issue_url' is missing"},
+      {"bad_issue_url",
+       R"([{"id": 1, "updated_at": "2024-01-01T00:00:00Z", "issue_url": "https://x/issues/abc"}])",
+       "does not end in an issue number"},
+      {"no_id", R"([{"updated_at": "2024-01-01T00:00:00Z", "issue_url": "https://x/issues/1"}])",
+       "field 'id' is missing"},
+      {"no_updated_at", R"([{"id": 3, "issue_url": "https://x/issues/1"}])",
+       "field 'updated_at' is missing"},
+  };
+  for (const auto& c : cases) {
+    auto page = ParseCommentsPage(c.body, Repo());
+    ASSERT_FALSE(page.ok()) << c.name;
+    EXPECT_EQ(page.status().code(), absl::StatusCode::kInvalidArgument) << c.name;
+    EXPECT_NE(page.status().message().find(c.want_in_message), absl::string_view::npos)
+        << c.name << ": " << page.status();
+  }
+}
+
+TEST(ParseRepositoryTest, ReadsFullNameAndCount) {
+  auto info = ParseRepository(R"({"full_name": "Octo/Hello", "open_issues_count": 42})");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->full_name, "Octo/Hello");
+  EXPECT_EQ(info->open_issues_count, 42);
+  EXPECT_FALSE(ParseRepository("[]").ok());
+  EXPECT_FALSE(ParseRepository(R"({"open_issues_count": "x"})").ok());
+}
+
+}  // namespace
+}  // namespace issuescope::crawler

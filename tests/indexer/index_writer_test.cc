@@ -1,0 +1,376 @@
+#include "indexer/index_writer.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "common/index_schema.h"
+#include "gtest/gtest.h"
+#include "tests/indexer/test_issues.h"
+#include "xapian.h"
+
+namespace issuescope::indexer {
+namespace {
+
+using testing::Batch;
+using testing::Delete;
+using testing::MakeIssue;
+using testing::Slug;
+using testing::Upsert;
+
+std::unique_ptr<IndexWriter> OpenInMemory(IndexWriterOptions options = {}) {
+  auto writer = IndexWriter::Open(":memory:", options);
+  EXPECT_TRUE(writer.ok()) << writer.status();
+  return std::move(writer).value();
+}
+
+std::string TitleOf(const IndexWriter& writer, const std::string& repo, int64_t number) {
+  auto issue = writer.Lookup(Slug(repo), number);
+  return issue.ok() ? issue->issue().title() : std::string("<") + issue.status().ToString() + ">";
+}
+
+// A temporary directory removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "indexer_test_XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string Sub(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Documents a separate reader sees in an on-disk index, by their unique term.
+int64_t CommittedDocs(const std::string& path) {
+  Xapian::Database reader(path);
+  return reader.get_doccount();
+}
+
+TEST(IndexWriterTest, ApplyIndexesDocumentsAndStoresPosition) {
+  auto writer = OpenInMemory();
+  ApplyResult result;
+  ASSERT_TRUE(writer
+                  ->Apply(Batch("store-a", 7,
+                                {Upsert(3, MakeIssue("pytorch/pytorch", 1, "CUDA OOM", 100)),
+                                 Upsert(7, MakeIssue("pytorch/pytorch", 2, "NaN loss", 100))}),
+                          &result)
+                  .ok());
+  EXPECT_EQ(result.upserted, 2);
+  EXPECT_EQ(writer->DocumentCount(), 2);
+  EXPECT_EQ(writer->Position("store-a"), 7u);
+  EXPECT_EQ(writer->Position("store-b"), 0u);
+  EXPECT_EQ(TitleOf(*writer, "pytorch/pytorch", 1), "CUDA OOM");
+  EXPECT_EQ(TitleOf(*writer, "pytorch/pytorch", 2), "NaN loss");
+  EXPECT_EQ(writer->Lookup(Slug("pytorch/pytorch"), 3).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+// Batches the feed may deliver again after a reconnect: none of them may change anything.
+TEST(IndexWriterTest, ReplayedBatchesChangeNothing) {
+  const v1::ChangeBatch first =
+      Batch("s", 5,
+            {Upsert(2, MakeIssue("a/b", 1, "one", 100)), Upsert(5, MakeIssue("a/b", 2, "two", 100))});
+  struct Case {
+    std::string name;
+    v1::ChangeBatch replay;
+    int64_t already_consumed;
+  };
+  const std::vector<Case> cases = {
+      {"same batch twice", first, 2},
+      {"older batch with different content",
+       Batch("s", 4, {Upsert(4, MakeIssue("a/b", 1, "rewritten", 900))}), 1},
+      {"batch ending at the position",
+       Batch("s", 5, {Upsert(5, MakeIssue("a/b", 3, "three", 900))}), 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto writer = OpenInMemory();
+    ASSERT_TRUE(writer->Apply(first).ok());
+    ApplyResult result;
+    ASSERT_TRUE(writer->Apply(c.replay, &result).ok());
+    EXPECT_EQ(result.already_consumed, c.already_consumed);
+    EXPECT_EQ(result.consumed(), 0);
+    EXPECT_EQ(writer->DocumentCount(), 2);
+    EXPECT_EQ(writer->Position("s"), 5u);
+    EXPECT_EQ(TitleOf(*writer, "a/b", 1), "one");
+  }
+}
+
+TEST(IndexWriterTest, BatchOverlappingThePositionAppliesOnlyNewEvents) {
+  auto writer = OpenInMemory();
+  ASSERT_TRUE(writer->Apply(Batch("s", 5, {Upsert(5, MakeIssue("a/b", 1, "one", 100))})).ok());
+  ApplyResult result;
+  ASSERT_TRUE(writer
+                  ->Apply(Batch("s", 8,
+                                {Upsert(4, MakeIssue("a/b", 1, "old replay", 900)),
+                                 Upsert(8, MakeIssue("a/b", 2, "two", 100))}),
+                          &result)
+                  .ok());
+  EXPECT_EQ(result.already_consumed, 1);
+  EXPECT_EQ(result.upserted, 1);
+  EXPECT_EQ(TitleOf(*writer, "a/b", 1), "one");
+  EXPECT_EQ(TitleOf(*writer, "a/b", 2), "two");
+  EXPECT_EQ(writer->Position("s"), 8u);
+}
+
+// Versions: a stale worker must never roll an issue back; equal versions replace.
+TEST(IndexWriterTest, VersionsDecideBetweenIndexedAndIncoming) {
+  struct Case {
+    std::string name;
+    v1::ChangeEvent second;
+    std::string want_title;  // "" means: the document is gone
+    ApplyResult want;
+  };
+  auto issue_at = [](const std::string& title, int64_t updated_s) {
+    return MakeIssue("a/b", 1, title, updated_s);
+  };
+  v1::ChangeEvent older_delete = Upsert(2, issue_at("old", 150));
+  older_delete.set_kind(v1::CHANGE_KIND_DELETE);
+  v1::ChangeEvent newer_delete = Upsert(2, issue_at("gone", 300));
+  newer_delete.set_kind(v1::CHANGE_KIND_DELETE);
+  v1::IssueWithComments tombstone = issue_at("tombstone", 300);
+  tombstone.mutable_issue()->set_deleted(true);
+  v1::IssueWithComments newer_comment = issue_at("current", 200);
+  v1::Comment* comment = newer_comment.add_comments();
+  comment->set_body("a newer comment");
+  comment->mutable_updated_at()->set_seconds(250);
+  const std::vector<Case> cases = {
+      {"newer version replaces", Upsert(2, issue_at("newer", 300)), "newer", {0, 1, 0, 0, 0}},
+      {"equal version replaces", Upsert(2, issue_at("same time", 200)), "same time",
+       {0, 1, 0, 0, 0}},
+      {"older version is skipped", Upsert(2, issue_at("older", 150)), "current",
+       {0, 0, 0, 1, 0}},
+      {"newer comment makes a newer version", Upsert(2, newer_comment), "current",
+       {0, 1, 0, 0, 0}},
+      {"delete without state removes", Delete(2, "a/b", 1), "", {0, 0, 1, 0, 0}},
+      {"delete newer than indexed removes", newer_delete, "", {0, 0, 1, 0, 0}},
+      {"delete older than indexed is skipped", older_delete, "current", {0, 0, 0, 1, 0}},
+      {"tombstone upsert removes", Upsert(2, tombstone), "", {0, 0, 1, 0, 0}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto writer = OpenInMemory();
+    ASSERT_TRUE(writer->Apply(Batch("s", 1, {Upsert(1, issue_at("current", 200))})).ok());
+    ApplyResult result;
+    ASSERT_TRUE(writer->Apply(Batch("s", 2, {c.second}), &result).ok());
+    EXPECT_EQ(result.upserted, c.want.upserted);
+    EXPECT_EQ(result.deleted, c.want.deleted);
+    EXPECT_EQ(result.stale, c.want.stale);
+    EXPECT_EQ(writer->Position("s"), 2u);
+    if (c.want_title.empty()) {
+      EXPECT_EQ(writer->DocumentCount(), 0);
+    } else {
+      EXPECT_EQ(TitleOf(*writer, "a/b", 1), c.want_title);
+    }
+  }
+}
+
+TEST(IndexWriterTest, UpsertWithoutIssueIsSkippedButConsumed) {
+  auto writer = OpenInMemory();
+  v1::ChangeEvent comments_only = Delete(4, "a/b", 9);
+  comments_only.set_kind(v1::CHANGE_KIND_UPSERT);
+  comments_only.mutable_current()->add_comments()->set_body("early comment");
+  ApplyResult result;
+  ASSERT_TRUE(writer->Apply(Batch("s", 4, {comments_only}), &result).ok());
+  EXPECT_EQ(result.without_issue, 1);
+  EXPECT_EQ(writer->DocumentCount(), 0);
+  EXPECT_EQ(writer->Position("s"), 4u);
+}
+
+TEST(IndexWriterTest, PositionsPerStoreAreIndependent) {
+  auto writer = OpenInMemory();
+  ASSERT_TRUE(writer->Apply(Batch("store-b", 10, {Upsert(10, MakeIssue("a/b", 1, "b1", 1))})).ok());
+  ApplyResult result;
+  ASSERT_TRUE(
+      writer->Apply(Batch("store-a", 3, {Upsert(3, MakeIssue("c/d", 1, "a1", 1))}), &result).ok());
+  EXPECT_EQ(result.upserted, 1);
+  using Positions = std::vector<std::pair<std::string, uint64_t>>;
+  EXPECT_EQ(writer->Positions(), (Positions{{"store-a", 3}, {"store-b", 10}}));
+  EXPECT_EQ(writer->DocumentCount(), 2);
+}
+
+TEST(IndexWriterTest, InvalidBatchIsRejectedAndChangesNothing) {
+  v1::ChangeEvent unknown_kind = Upsert(2, MakeIssue("a/b", 2, "x", 1));
+  unknown_kind.set_kind(v1::CHANGE_KIND_UNSPECIFIED);
+  v1::ChangeEvent nameless_delete = Delete(2, "a/b", 2);
+  nameless_delete.clear_repo_slug();
+  struct Case {
+    std::string name;
+    v1::ChangeBatch batch;
+    std::string message_part;
+  };
+  const std::vector<Case> cases = {
+      {"no store id", Batch("", 2, {Upsert(2, MakeIssue("a/b", 2, "x", 1))}), "no store_id"},
+      {"event above last_seq", Batch("s", 2, {Upsert(3, MakeIssue("a/b", 2, "x", 1))}),
+       "event seq 3 is above the batch's last_seq 2"},
+      {"unknown kind", Batch("s", 2, {Upsert(1, MakeIssue("a/b", 3, "y", 1)), unknown_kind}),
+       "event seq 2 has unknown kind 0"},
+      {"delete naming nothing", Batch("s", 2, {nameless_delete}), "names no repository"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto writer = OpenInMemory();
+    ASSERT_TRUE(writer->Apply(Batch("s", 1, {Upsert(1, MakeIssue("a/b", 1, "one", 1))})).ok());
+    absl::Status status = writer->Apply(c.batch);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(status.message().find(c.message_part), absl::string_view::npos) << status;
+    EXPECT_EQ(writer->DocumentCount(), 1);
+    EXPECT_EQ(writer->Position("s"), 1u);
+  }
+}
+
+// A tagger sees each issue before it is indexed; its tags become search terms.
+class KindTagger : public Tagger {
+ public:
+  void Tag(v1::IssueWithComments* issue) override {
+    issue->mutable_issue()->mutable_tags()->set_taxonomy("test/1");
+    issue->mutable_issue()->mutable_tags()->set_kind("bug");
+  }
+};
+
+TEST(IndexWriterTest, TaggerTagsIssuesBeforeIndexing) {
+  KindTagger tagger;
+  IndexWriterOptions options;
+  options.tagger = &tagger;
+  auto writer = OpenInMemory(options);
+  ASSERT_TRUE(writer->Apply(Batch("s", 1, {Upsert(1, MakeIssue("a/b", 1, "one", 1))})).ok());
+  auto issue = writer->Lookup(Slug("a/b"), 1);
+  ASSERT_TRUE(issue.ok()) << issue.status();
+  EXPECT_EQ(issue->issue().tags().kind(), "bug");
+}
+
+TEST(IndexWriterTest, ReopenFromDiskKeepsDocumentsAndPositionsSearchable) {
+  TempDir dir;
+  const std::string path = dir.Sub("index");
+  {
+    auto writer = IndexWriter::Open(path);
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    ASSERT_TRUE((*writer)
+                    ->Apply(Batch("s1", 4,
+                                  {Upsert(2, MakeIssue("vllm/vllm", 7, "tokenizer crash", 50)),
+                                   Upsert(4, MakeIssue("vllm/vllm", 8, "slow decoding", 50))}))
+                    .ok());
+    ASSERT_TRUE((*writer)->Apply(Batch("s2", 9, {Delete(9, "vllm/vllm", 99)})).ok());
+  }
+  auto reopened = IndexWriter::Open(path);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_EQ((*reopened)->DocumentCount(), 2);
+  EXPECT_EQ((*reopened)->Position("s1"), 4u);
+  EXPECT_EQ((*reopened)->Position("s2"), 9u);
+  EXPECT_EQ(TitleOf(**reopened, "vllm/vllm", 8), "slow decoding");
+  reopened->reset();
+
+  // A separate reader (as the search service) finds the issue by its Q term and by its words.
+  Xapian::Database reader(path);
+  EXPECT_EQ(reader.get_termfreq(index::IdTerm(Slug("vllm/vllm"), 7)), 1u);
+  Xapian::Enquire enquire(reader);
+  enquire.set_query(Xapian::Query("tokenizer"));
+  Xapian::MSet hits = enquire.get_mset(0, 10);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(reader.get_metadata("feed:s1"), "4");
+}
+
+TEST(IndexWriterTest, GroupedCommitsCommitDocumentsWithTheirPositions) {
+  TempDir dir;
+  const std::string path = dir.Sub("index");
+  FakeClock clock;
+  IndexWriterOptions options;
+  options.max_pending_events = 3;
+  options.max_commit_delay = absl::Seconds(5);
+  options.clock = &clock;
+  auto writer = IndexWriter::Open(path, options);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  IndexWriter& w = **writer;
+
+  ASSERT_TRUE(w.Apply(Batch("s", 1, {Upsert(1, MakeIssue("a/b", 1, "one", 1))})).ok());
+  EXPECT_EQ(w.DocumentCount(), 1);  // the writer sees its pending group
+  EXPECT_EQ(w.Position("s"), 1u);
+  EXPECT_EQ(CommittedDocs(path), 0);  // a reader does not, yet
+  ASSERT_TRUE(w.FlushIfDue().ok());
+  EXPECT_EQ(CommittedDocs(path), 0);
+
+  clock.Advance(absl::Seconds(5));
+  ASSERT_TRUE(w.FlushIfDue().ok());
+  EXPECT_EQ(CommittedDocs(path), 1);
+
+  ASSERT_TRUE(w.Apply(Batch("s", 3,
+                            {Upsert(2, MakeIssue("a/b", 2, "two", 1)),
+                             Upsert(3, MakeIssue("a/b", 3, "three", 1))}))
+                  .ok());
+  EXPECT_EQ(CommittedDocs(path), 1);
+  ASSERT_TRUE(w.Apply(Batch("s", 4, {Upsert(4, MakeIssue("a/b", 4, "four", 1))})).ok());
+  EXPECT_EQ(CommittedDocs(path), 4);  // three pending events reached max_pending_events
+  EXPECT_EQ(Xapian::Database(path).get_metadata("feed:s"), "4");
+}
+
+// A crash between commits loses documents and positions together: after reopening, the index
+// holds exactly what its committed positions cover, so the feed replays the rest.
+TEST(IndexWriterTest, CrashBeforeCommitLosesDocumentsAndPositionsTogether) {
+  TempDir dir;
+  const std::string path = dir.Sub("index");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    FakeClock clock;
+    IndexWriterOptions options;
+    options.max_pending_events = 1000;
+    options.clock = &clock;
+    auto writer = IndexWriter::Open(path, options);
+    if (!writer.ok()) _exit(3);
+    if (!(*writer)->Apply(Batch("s", 2, {Upsert(2, MakeIssue("a/b", 1, "kept", 1))})).ok()) {
+      _exit(4);
+    }
+    if (!(*writer)->Flush().ok()) _exit(5);
+    if (!(*writer)->Apply(Batch("s", 5, {Upsert(5, MakeIssue("a/b", 2, "lost", 1)),
+                                         Upsert(5, MakeIssue("a/b", 1, "lost too", 9))}))
+             .ok()) {
+      _exit(6);
+    }
+    _exit(0);  // crash: no destructor, no commit
+  }
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(child, &wstatus, 0), child);
+  ASSERT_TRUE(WIFEXITED(wstatus));
+  ASSERT_EQ(WEXITSTATUS(wstatus), 0);
+
+  auto reopened = IndexWriter::Open(path);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_EQ((*reopened)->Position("s"), 2u);
+  EXPECT_EQ((*reopened)->DocumentCount(), 1);
+  EXPECT_EQ(TitleOf(**reopened, "a/b", 1), "kept");
+  EXPECT_EQ((*reopened)->Lookup(Slug("a/b"), 2).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(IndexWriterTest, LockedIndexIsAClearError) {
+  TempDir dir;
+  const std::string path = dir.Sub("index");
+  auto first = IndexWriter::Open(path);
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = IndexWriter::Open(path);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(second.status().message(), "index " + path + " is locked by another indexer");
+}
+
+TEST(IndexWriterTest, UnopenablePathIsAClearError) {
+  TempDir dir;
+  const std::string path = dir.Sub("not-a-dir");
+  std::ofstream(path) << "plain file";
+  auto writer = IndexWriter::Open(path);
+  ASSERT_FALSE(writer.ok());
+  EXPECT_EQ(writer.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(writer.status().message().find("cannot open index " + path), std::string::npos)
+      << writer.status();
+}
+
+}  // namespace
+}  // namespace issuescope::indexer

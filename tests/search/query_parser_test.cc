@@ -1,0 +1,250 @@
+// The query language end to end over the fixture corpus: each valid query must match exactly
+// the expected issues; each invalid one must fail with INVALID_ARGUMENT naming the column and
+// what was expected.
+#include "search/query_parser.h"
+
+#include <set>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "search/query_lexer.h"
+#include "search/searcher.h"
+#include "tests/search/search_fixture.h"
+
+namespace issuescope::search {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::FixtureDatabase;
+using testing::Numbers;
+
+std::set<int64_t> Match(Searcher& searcher, const std::string& query) {
+  v1::SearchRequest request;
+  request.set_query(query);
+  request.set_page_size(kMaxPageSize);
+  absl::StatusOr<v1::SearchResponse> response = searcher.Search(request);
+  EXPECT_TRUE(response.ok()) << query << ": " << response.status();
+  if (!response.ok()) return {};
+  EXPECT_EQ(response->total(), response->hits_size()) << query;
+  std::vector<int64_t> numbers = Numbers(*response);
+  return std::set<int64_t>(numbers.begin(), numbers.end());
+}
+
+struct MatchCase {
+  std::string query;
+  std::set<int64_t> expected;
+};
+
+TEST(QueryLanguageTest, MatchesExpectedIssues) {
+  const std::set<int64_t> all = {1, 2, 3, 4, 5, 6, 7};
+  const std::vector<MatchCase> cases = {
+      // Everything.
+      {"", all},
+      {"   ", all},
+      // Words, stemming, phrases, wildcards, CJK, comments.
+      {"memory", {1, 2}},
+      {"MEMORY", {1, 2}},
+      {"illegal memory access", {1, 2}},
+      {"\"illegal memory access\"", {1}},
+      {"crashes", {3, 5}},
+      {"leaking", {2}},
+      {"quant*", {3}},
+      {"tensors freed", {2}},
+      {"内存泄漏", {6}},
+      {"泄漏", {6}},
+      {"显存", {6}},
+      {"xla", {5}},
+      {"tf.function", {5}},
+      {"a100", {1}},
+      {"nonexistentword", {}},
+      // repo:, org:
+      {"repo:pytorch/pytorch", {1, 2, 3}},
+      {"repo:PyTorch/PyTorch", {1, 2, 3}},
+      {"repo:github:pytorch/vision", {4}},
+      {"repo:gitee:mindspore/mindspore", {6}},
+      {"repo:gitlab:mindspore/mindspore", {}},
+      {"repo:pytorch/vision,tensorflow/tensorflow", {4, 5}},
+      {"org:pytorch", {1, 2, 3, 4}},
+      // label: quoted, comma = OR, repeat = AND.
+      {"label:bug", {1, 2, 6}},
+      {"label:BUG", {1, 2, 6}},
+      {"label:\"module: cuda\"", {1}},
+      {"label:\"type:bug\"", {5}},
+      {"label:bug,enhancement", {1, 2, 4, 6}},
+      {"label:bug label:\"module: cuda\"", {1}},
+      {"label:nonexistent", {}},
+      // is:, author:, assignee:, tracker:
+      {"is:open", {1, 3, 4, 6, 7}},
+      {"is:closed", {2, 5}},
+      {"is:pr", {3}},
+      {"is:issue", {1, 2, 4, 5, 6, 7}},
+      {"is:open is:issue", {1, 4, 6, 7}},
+      {"author:alice", {1, 4}},
+      {"author:ALICE", {1, 4}},
+      {"assignee:alice", {3}},
+      {"assignee:bob", {1}},
+      {"tracker:gitee", {6}},
+      {"tracker:gitcode", {6}},
+      {"tracker:gitlab", {7}},
+      {"tracker:github", {1, 2, 3, 4, 5}},
+      // created:/updated: ranges, days and date-times.
+      {"created:>2024-01-10", {2, 3, 6}},
+      {"created:>=2024-01-10", {1, 2, 3, 5, 6}},
+      {"created:<2024-01-01", {4, 7}},
+      {"created:<=2023-12-31", {4, 7}},
+      {"created:2024-01-10", {1, 5}},
+      {"created:2024-01-01..2024-02-01", {1, 2, 5}},
+      {"created:*..2023-12-31", {4, 7}},
+      {"created:2024-01-10T09:00:00Z..*", {1, 2, 3, 6}},
+      {"created:>2024-01-10T08:00:00Z", {1, 2, 3, 6}},
+      {"created:>=2024-01-10T08:00:00Z", {1, 2, 3, 5, 6}},
+      {"created:2024-01-10T18:00:00+08:00", {1}},
+      {"updated:>=2024-02-01", {2, 3, 6}},
+      // Negation.
+      {"-label:bug", {3, 4, 5, 7}},
+      {"NOT label:bug", {3, 4, 5, 7}},
+      {"not label:bug", {3, 4, 5, 7}},
+      {"NOT NOT label:bug", {1, 2, 6}},
+      {"memory -leak", {1}},
+      {"matmul -\"illegal memory access\"", {}},
+      {"repo:pytorch/pytorch -memory", {3}},
+      {"-(label:bug OR is:closed)", {3, 4, 7}},
+      // OR, AND and parentheses.
+      {"crash OR segfault", {3, 5}},
+      {"crash or segfault", {3, 5}},
+      {"(memory OR segfault) is:closed", {2, 5}},
+      {"memory AND leak", {2}},
+      {"memory and leak", {2}},
+      {"memory OR label:enhancement", {1, 2, 4}},
+      {"((memory))", {1, 2}},
+      // sort: does not filter.
+      {"crash sort:created-asc", {3, 5}},
+      {"sort:comments", all},
+  };
+  std::unique_ptr<Searcher> searcher = Searcher::ForDatabase(FixtureDatabase());
+  for (const MatchCase& c : cases) {
+    EXPECT_EQ(Match(*searcher, c.query), c.expected) << "query: " << c.query;
+  }
+}
+
+struct ErrorCase {
+  std::string query;
+  std::vector<std::string> fragments;  // all must appear in the message
+};
+
+TEST(QueryLanguageTest, RejectsMalformedQueriesNamingTheColumn) {
+  const std::vector<ErrorCase> cases = {
+      {"foo:bar", {"unknown qualifier 'foo' at column 1", "known: repo, org, label"}},
+      {"crash foo:bar", {"unknown qualifier 'foo' at column 7"}},
+      {"内存 foo:x", {"unknown qualifier 'foo' at column 4"}},
+      {"label:", {"empty value for qualifier 'label:' at column 1"}},
+      {"label:\"\"", {"empty value"}},
+      {"label:bug,", {"empty value"}},
+      {"(crash", {"unbalanced parenthesis", "'(' at column 1 is not closed"}},
+      {"(", {"'(' at column 1 is not closed"}},
+      {"crash)", {"unbalanced parenthesis", "')' at column 6 has no matching '('"}},
+      {"(crash))", {"')' at column 8"}},
+      {"()", {"empty parentheses", "column 2"}},
+      {"\"crash", {"unbalanced quote", "column 1"}},
+      {"crash label:\"bug", {"unbalanced quote", "column 13"}},
+      {"created:2024-13-01", {"bad date '2024-13-01'", "column 9", "YYYY-MM-DD"}},
+      {"created:2024-02-30", {"bad date '2024-02-30'"}},
+      {"created:>yesterday", {"bad date 'yesterday'", "column 10"}},
+      {"created:2024-01-01..tomorrow", {"bad date 'tomorrow'", "column 21"}},
+      {"created:*..*", {"at most one side"}},
+      {"created:2024-01-01,2024-02-01", {"takes one value"}},
+      {"is:merged", {"bad is: value 'merged' at column 4", "open, closed, issue or pr"}},
+      {"tracker:svn", {"bad tracker: value 'svn' at column 9"}},
+      {"repo:pytorch", {"bad repo: value 'pytorch'", "OWNER/NAME"}},
+      {"sort:stars", {"bad sort: value 'stars'"}},
+      {"sort:created sort:updated", {"second 'sort:' at column 14"}},
+      {"-sort:created", {"nothing to negate"}},
+      {"crash OR", {"dangling operator 'OR' at column 7", "expected a term after it"}},
+      {"OR crash", {"dangling operator 'OR' at column 1", "expected a term before it"}},
+      {"crash AND", {"dangling operator 'AND' at column 7"}},
+      {"AND crash", {"dangling operator 'AND' at column 1"}},
+      {"NOT", {"dangling operator 'NOT' at column 1"}},
+      {"crash NOT", {"dangling operator 'NOT' at column 7"}},
+      {"crash OR OR hang", {"dangling operator 'OR' at column 7"}},
+      {"(crash OR)", {"dangling operator 'OR' at column 8"}},
+      {"- crash", {"dangling operator '-' at column 1"}},
+      {"crash -", {"dangling operator '-' at column 7"}},
+      {"!!!", {"nothing searchable in '!!!' at column 1"}},
+      {std::string(kMaxQueryBytes + 1, 'a'), {"at most 4096 bytes"}},
+  };
+  Xapian::WritableDatabase db = FixtureDatabase();
+  QueryParser parser(db);
+  std::unique_ptr<Searcher> searcher = Searcher::ForDatabase(db);
+  for (const ErrorCase& c : cases) {
+    absl::StatusOr<ParsedQuery> parsed = parser.Parse(c.query);
+    ASSERT_FALSE(parsed.ok()) << "query: " << c.query;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << c.query;
+    for (const std::string& fragment : c.fragments) {
+      EXPECT_THAT(std::string(parsed.status().message()), HasSubstr(fragment))
+          << "query: " << c.query;
+    }
+    v1::SearchRequest request;
+    request.set_query(c.query);
+    EXPECT_EQ(searcher->Search(request).status().code(), absl::StatusCode::kInvalidArgument)
+        << c.query;
+  }
+}
+
+TEST(QueryLanguageTest, ReportsTextAndSortOrder) {
+  Xapian::WritableDatabase db = FixtureDatabase();
+  QueryParser parser(db);
+  struct Case {
+    std::string query;
+    bool has_text;
+    SortField field;
+    bool ascending;
+    bool is_explicit;
+  };
+  const std::vector<Case> cases = {
+      {"", false, SortField::kRelevance, false, false},
+      {"repo:o/r is:open", false, SortField::kRelevance, false, false},
+      {"-crash", false, SortField::kRelevance, false, false},
+      {"crash", true, SortField::kRelevance, false, false},
+      {"crash OR label:bug", true, SortField::kRelevance, false, false},
+      {"sort:created", false, SortField::kCreated, false, true},
+      {"crash sort:updated-asc", true, SortField::kUpdated, true, true},
+      {"sort:comments-desc", false, SortField::kComments, false, true},
+      {"crash sort:relevance", true, SortField::kRelevance, false, true},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<ParsedQuery> parsed = parser.Parse(c.query);
+    ASSERT_TRUE(parsed.ok()) << c.query << ": " << parsed.status();
+    EXPECT_EQ(parsed->has_text, c.has_text) << c.query;
+    EXPECT_EQ(parsed->sort.field, c.field) << c.query;
+    EXPECT_EQ(parsed->sort.ascending, c.ascending) << c.query;
+    EXPECT_EQ(parsed->sort.is_explicit, c.is_explicit) << c.query;
+    EXPECT_FALSE(parsed->query.empty()) << c.query;
+  }
+}
+
+TEST(QueryLexerTest, SplitsTokensWithColumns) {
+  absl::StatusOr<std::vector<Token>> tokens =
+      Lex("(crash OR -label:\"module: cuda\",bug) \"a b\" std::vector http://x");
+  ASSERT_TRUE(tokens.ok()) << tokens.status();
+  std::vector<std::pair<TokenKind, int>> kinds;
+  for (const Token& t : *tokens) kinds.emplace_back(t.kind, t.column);
+  const std::vector<std::pair<TokenKind, int>> expected = {
+      {TokenKind::kLParen, 1}, {TokenKind::kWord, 2},      {TokenKind::kOr, 8},
+      {TokenKind::kMinus, 11}, {TokenKind::kQualifier, 12}, {TokenKind::kRParen, 36},
+      {TokenKind::kPhrase, 38}, {TokenKind::kWord, 44},     {TokenKind::kWord, 56}};
+  EXPECT_EQ(kinds, expected);
+  const Token& label = (*tokens)[4];
+  EXPECT_EQ(label.text, "label");
+  ASSERT_EQ(label.values.size(), 2u);
+  EXPECT_EQ(label.values[0].text, "module: cuda");
+  EXPECT_EQ(label.values[0].column, 18);
+  EXPECT_EQ(label.values[1].text, "bug");
+  EXPECT_EQ(label.values[1].column, 33);
+  EXPECT_EQ((*tokens)[6].text, "a b");
+  EXPECT_EQ((*tokens)[7].text, "std::vector");
+  EXPECT_EQ((*tokens)[8].text, "http://x");
+}
+
+}  // namespace
+}  // namespace issuescope::search

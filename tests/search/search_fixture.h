@@ -1,0 +1,125 @@
+// A small fixture corpus for the search tests: seven issues over four trackers' repositories,
+// indexed with index::BuildDocument (as the indexer does) into an in-memory Xapian database.
+// Issue numbers are unique across the corpus, so tests compare sets of numbers.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "common/index_document.h"
+#include "common/index_schema.h"
+#include "common/repo_slug.h"
+#include "common/time_util.h"
+#include "issuescope/v1/model.pb.h"
+#include "issuescope/v1/search.pb.h"
+#include "xapian.h"
+
+namespace issuescope::search::testing {
+
+// IssueSpec is the compact description of one fixture issue.
+struct IssueSpec {
+  v1::Tracker tracker;
+  std::string owner, name;
+  int64_t number;
+  std::string title, body;
+  std::vector<std::string> labels;
+  v1::IssueState state;
+  bool pr;
+  std::string author;
+  std::vector<std::string> assignees;
+  std::string created, updated;  // RFC 3339
+  int comment_count;
+  std::vector<std::string> comments;
+};
+
+inline google::protobuf::Timestamp Ts(const std::string& rfc3339) {
+  return ToProto(*ParseRfc3339(rfc3339));
+}
+
+inline v1::IssueWithComments MakeIssue(const IssueSpec& s) {
+  v1::IssueWithComments iwc;
+  v1::Issue* issue = iwc.mutable_issue();
+  issue->mutable_repo()->set_tracker(s.tracker);
+  issue->mutable_repo()->set_owner(s.owner);
+  issue->mutable_repo()->set_name(s.name);
+  issue->set_number(s.number);
+  issue->set_key(std::to_string(s.number));
+  issue->set_title(s.title);
+  issue->set_body(s.body);
+  issue->set_state(s.state);
+  for (const auto& l : s.labels) issue->add_labels(l);
+  issue->set_author(s.author);
+  for (const auto& a : s.assignees) issue->add_assignees(a);
+  *issue->mutable_created_at() = Ts(s.created);
+  *issue->mutable_updated_at() = Ts(s.updated);
+  if (s.state == v1::ISSUE_STATE_CLOSED) *issue->mutable_closed_at() = Ts(s.updated);
+  issue->set_comment_count(s.comment_count);
+  issue->set_is_pull_request(s.pr);
+  issue->set_url("https://example.test/" + s.owner + "/" + s.name + "/issues/" +
+                 std::to_string(s.number));
+  for (const auto& body : s.comments) {
+    v1::Comment* c = iwc.add_comments();
+    *c->mutable_repo() = issue->repo();
+    c->set_issue_number(s.number);
+    c->set_author("commenter");
+    c->set_body(body);
+    *c->mutable_created_at() = Ts(s.updated);
+    *c->mutable_updated_at() = Ts(s.updated);
+  }
+  return iwc;
+}
+
+inline std::vector<IssueSpec> Corpus() {
+  using v1::ISSUE_STATE_CLOSED;
+  using v1::ISSUE_STATE_OPEN;
+  return {
+      {v1::TRACKER_GITHUB, "pytorch", "pytorch", 1, "CUDA illegal memory access in matmul",
+       "Running matmul on an A100 gives an illegal memory access error. <script>alert(1)</script>",
+       {"bug", "module: cuda"}, ISSUE_STATE_OPEN, false, "alice", {"bob"},
+       "2024-01-10T10:00:00Z", "2024-01-12T00:00:00Z", 2, {"Same here on H100."}},
+      {v1::TRACKER_GITHUB, "pytorch", "pytorch", 2, "Leak when tensors are freed",
+       "Memory grows: an illegal pattern of access to freed tensors leaks memory.", {"bug"},
+       ISSUE_STATE_CLOSED, false, "bob", {}, "2024-02-01T09:00:00Z", "2024-02-20T00:00:00Z", 0,
+       {}},
+      {v1::TRACKER_GITHUB, "PyTorch", "PyTorch", 3, "Quantization of ARM models",
+       "The quantized model will crash at load time on ARM boards.",
+       {"module: quantization", "triaged"}, ISSUE_STATE_OPEN, true, "carol", {"alice"},
+       "2024-03-15T12:00:00Z", "2024-03-16T00:00:00Z", 5, {}},
+      {v1::TRACKER_GITHUB, "pytorch", "vision", 4, "Feature request: add resize op",
+       "Please add a resize operator to transforms.", {"enhancement"}, ISSUE_STATE_OPEN, false,
+       "alice", {}, "2023-12-31T23:59:59Z", "2024-01-05T00:00:00Z", 1, {}},
+      {v1::TRACKER_GITHUB, "tensorflow", "tensorflow", 5, "Segfault in tf.function",
+       "The program crashed with a segfault inside tf.function tracing.", {"type:bug"},
+       ISSUE_STATE_CLOSED, false, "dave", {}, "2024-01-10T08:00:00Z", "2024-01-30T00:00:00Z",
+       3, {"Workaround: disable XLA jit compilation and it works."}},
+      {v1::TRACKER_GITEE, "mindspore", "mindspore", 6, "内存泄漏问题",
+       "在训练大模型时出现内存泄漏，显存不断增长。", {"bug"}, v1::ISSUE_STATE_PROGRESSING,
+       false, "erin", {}, "2024-04-01T00:00:00Z", "2024-04-02T00:00:00Z", 0, {}},
+      {v1::TRACKER_GITLAB, "group", "project", 7, "Docs typo", "A typo in the docs page.", {},
+       ISSUE_STATE_OPEN, false, "frank", {}, "2022-05-05T05:05:05Z", "2022-05-06T00:00:00Z", 0,
+       {}},
+  };
+}
+
+// FixtureDatabase returns an in-memory database holding the corpus.
+inline Xapian::WritableDatabase FixtureDatabase() {
+  Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);  // in-memory
+  for (const IssueSpec& spec : Corpus()) {
+    v1::IssueWithComments iwc = MakeIssue(spec);
+    db.replace_document(index::IdTerm(RepoSlug(iwc.issue().repo()), spec.number),
+                        index::BuildDocument(iwc));
+  }
+  db.commit();
+  return db;
+}
+
+// Numbers returns the issue numbers of a response's hits, in order.
+inline std::vector<int64_t> Numbers(const v1::SearchResponse& response) {
+  std::vector<int64_t> numbers;
+  for (const v1::SearchHit& hit : response.hits()) numbers.push_back(hit.number());
+  return numbers;
+}
+
+}  // namespace issuescope::search::testing

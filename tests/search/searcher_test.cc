@@ -1,0 +1,331 @@
+// Searcher over the fixture corpus: ordering, scores, pagination and tokens, snippets, GetIssue,
+// index status, and an on-disk index that appears (and grows) after the searcher was made.
+#include "search/searcher.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "search/snippet.h"
+#include "tests/search/search_fixture.h"
+
+namespace issuescope::search {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+using testing::Corpus;
+using testing::FixtureDatabase;
+using testing::MakeIssue;
+using testing::Numbers;
+
+v1::SearchResponse MustSearch(Searcher& searcher, const std::string& query, int page_size = 0,
+                              const std::string& token = "") {
+  v1::SearchRequest request;
+  request.set_query(query);
+  request.set_page_size(page_size);
+  request.set_page_token(token);
+  absl::StatusOr<v1::SearchResponse> response = searcher.Search(request);
+  EXPECT_TRUE(response.ok()) << query << ": " << response.status();
+  return response.ok() ? *response : v1::SearchResponse();
+}
+
+const v1::SearchHit* FindHit(const v1::SearchResponse& response, int64_t number) {
+  for (const v1::SearchHit& hit : response.hits()) {
+    if (hit.number() == number) return &hit;
+  }
+  return nullptr;
+}
+
+class SearcherTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Searcher> searcher_ = Searcher::ForDatabase(FixtureDatabase());
+};
+
+TEST_F(SearcherTest, OrdersListingsAndSortsAsAsked) {
+  struct Case {
+    std::string query;
+    std::vector<int64_t> order;
+  };
+  const std::vector<Case> cases = {
+      {"", {6, 3, 2, 1, 5, 4, 7}},  // created desc; #1 and #5 share a day, #1 is later
+      {"org:pytorch", {3, 2, 1, 4}},
+      {"org:pytorch sort:created-asc", {4, 1, 2, 3}},
+      {"org:pytorch sort:updated-asc", {4, 1, 2, 3}},
+      {"sort:comments", {3, 5, 1, 4, 7, 6, 2}},  // ties: number desc
+      {"memory sort:created", {2, 1}},
+      {"memory sort:created-asc", {1, 2}},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(Numbers(MustSearch(*searcher_, c.query)), c.order) << c.query;
+  }
+}
+
+TEST_F(SearcherTest, ScoresAreBm25OfTheTextOnly) {
+  v1::SearchResponse plain = MustSearch(*searcher_, "memory");
+  ASSERT_EQ(plain.hits_size(), 2);
+  EXPECT_GT(plain.hits(0).score(), 0);
+  EXPECT_GE(plain.hits(0).score(), plain.hits(1).score());
+  // Filters do not change the scores of the text.
+  v1::SearchResponse filtered = MustSearch(*searcher_, "memory label:bug repo:pytorch/pytorch");
+  ASSERT_EQ(filtered.hits_size(), 2);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(filtered.hits(i).number(), plain.hits(i).number());
+    EXPECT_DOUBLE_EQ(filtered.hits(i).score(), plain.hits(i).score());
+  }
+  // A document reached only through a qualifier scores 0.
+  v1::SearchResponse mixed = MustSearch(*searcher_, "crash OR label:enhancement");
+  ASSERT_NE(FindHit(mixed, 4), nullptr);
+  EXPECT_EQ(FindHit(mixed, 4)->score(), 0);
+  EXPECT_GT(FindHit(mixed, 3)->score(), 0);
+  // Listings have no score.
+  const v1::SearchResponse listing = MustSearch(*searcher_, "is:open");
+  ASSERT_EQ(listing.hits_size(), 5);
+  for (const v1::SearchHit& hit : listing.hits()) {
+    EXPECT_EQ(hit.score(), 0);
+  }
+}
+
+TEST_F(SearcherTest, HitsCarryTheStoredIssue) {
+  v1::SearchResponse response = MustSearch(*searcher_, "repo:pytorch/pytorch is:pr");
+  ASSERT_EQ(response.hits_size(), 1);
+  const v1::SearchHit& hit = response.hits(0);
+  EXPECT_EQ(hit.repo_slug(), "github:pytorch/pytorch");
+  EXPECT_EQ(hit.repo(), "PyTorch/PyTorch");
+  EXPECT_EQ(hit.number(), 3);
+  EXPECT_EQ(hit.title(), "Quantization of ARM models");
+  EXPECT_EQ(hit.state(), v1::ISSUE_STATE_OPEN);
+  EXPECT_THAT(hit.labels(), ::testing::ElementsAre("module: quantization", "triaged"));
+  EXPECT_EQ(hit.author(), "carol");
+  EXPECT_EQ(hit.created_at().seconds(), testing::Ts("2024-03-15T12:00:00Z").seconds());
+  EXPECT_EQ(hit.comment_count(), 5);
+  EXPECT_TRUE(hit.is_pull_request());
+  EXPECT_EQ(hit.url(), "https://example.test/PyTorch/PyTorch/issues/3");
+}
+
+TEST_F(SearcherTest, PaginationCoversEveryHitOnce) {
+  for (const std::string& query : {std::string(""), std::string("label:bug OR memory")}) {
+    const int64_t expected_total = MustSearch(*searcher_, query, kMaxPageSize).total();
+    std::multiset<int64_t> seen;
+    std::string token;
+    int pages = 0;
+    do {
+      v1::SearchResponse page = MustSearch(*searcher_, query, 2, token);
+      EXPECT_EQ(page.total(), expected_total);
+      EXPECT_LE(page.hits_size(), 2);
+      for (int64_t n : Numbers(page)) seen.insert(n);
+      token = page.next_page_token();
+      ASSERT_LT(++pages, 10) << "pagination does not end";
+    } while (!token.empty());
+    EXPECT_EQ(static_cast<int64_t>(seen.size()), expected_total) << query;
+    EXPECT_EQ(std::set<int64_t>(seen.begin(), seen.end()).size(), seen.size()) << query;
+    EXPECT_EQ(pages, (expected_total + 1) / 2) << query;
+  }
+}
+
+TEST_F(SearcherTest, ValidatesPageSizeAndTokens) {
+  v1::SearchResponse first = MustSearch(*searcher_, "", 1);
+  EXPECT_EQ(first.total(), 7);
+  ASSERT_FALSE(first.next_page_token().empty());
+  EXPECT_EQ(MustSearch(*searcher_, "", 0).hits_size(), 7);  // 0 means 20
+  EXPECT_TRUE(MustSearch(*searcher_, "", 0).next_page_token().empty());
+
+  struct Case {
+    std::string query;
+    int page_size;
+    std::string token;
+    std::string fragment;
+  };
+  const std::vector<Case> cases = {
+      {"", kMaxPageSize + 1, "", "page_size 1001 is outside 0..1000"},
+      {"", -1, "", "page_size -1"},
+      {"memory", 1, first.next_page_token(), "different query"},
+      {"", 1, "!!not base64!!", "page_token is malformed"},
+      {"", 1, "bm90IGEgdG9rZW4", "page_token is malformed"},  // "not a token"
+  };
+  for (const Case& c : cases) {
+    v1::SearchRequest request;
+    request.set_query(c.query);
+    request.set_page_size(c.page_size);
+    request.set_page_token(c.token);
+    absl::StatusOr<v1::SearchResponse> response = searcher_->Search(request);
+    ASSERT_FALSE(response.ok()) << c.fragment;
+    EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(response.status().message()), HasSubstr(c.fragment));
+  }
+}
+
+TEST_F(SearcherTest, SnippetsHighlightMatchesAndEscapeHtml) {
+  v1::SearchResponse memory = MustSearch(*searcher_, "memory");
+  ASSERT_NE(FindHit(memory, 1), nullptr);
+  EXPECT_THAT(FindHit(memory, 1)->snippet(),
+              AllOf(HasSubstr("<mark>memory</mark>"), HasSubstr("&lt;script&gt;"),
+                    Not(HasSubstr("<script>"))));
+  // Only a comment matches: the snippet comes from the comment.
+  v1::SearchResponse xla = MustSearch(*searcher_, "xla");
+  ASSERT_EQ(xla.hits_size(), 1);
+  EXPECT_THAT(xla.hits(0).snippet(), AllOf(HasSubstr("<mark>XLA</mark>"), HasSubstr("jit")));
+  // Phrases highlight.
+  v1::SearchResponse phrase = MustSearch(*searcher_, "\"illegal memory access\"");
+  ASSERT_EQ(phrase.hits_size(), 1);
+  EXPECT_THAT(phrase.hits(0).snippet(), HasSubstr("<mark>"));
+  // CJK highlights.
+  v1::SearchResponse cjk = MustSearch(*searcher_, "内存泄漏");
+  ASSERT_EQ(cjk.hits_size(), 1);
+  EXPECT_THAT(cjk.hits(0).snippet(), HasSubstr("<mark>"));
+  // Listings show the beginning of the body, escaped, without highlights.
+  v1::SearchResponse listing = MustSearch(*searcher_, "repo:pytorch/pytorch");
+  ASSERT_NE(FindHit(listing, 1), nullptr);
+  EXPECT_THAT(FindHit(listing, 1)->snippet(),
+              AllOf(StartsWith("Running matmul"), HasSubstr("&lt;script&gt;"),
+                    Not(HasSubstr("<mark>"))));
+}
+
+TEST_F(SearcherTest, ConcurrentQueriesAgree) {
+  const std::vector<std::pair<std::string, int64_t>> queries = {
+      {"memory", 2}, {"label:bug", 3}, {"", 7}, {"crash OR segfault", 2}, {"内存泄漏", 1}};
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        const auto& [query, total] = queries[(t + i) % queries.size()];
+        v1::SearchRequest request;
+        request.set_query(query);
+        absl::StatusOr<v1::SearchResponse> response = searcher_->Search(request);
+        if (!response.ok() || response->total() != total) ++wrong;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(SnippetTest, LeadingExcerptCutsAtWordsAndCharacters) {
+  std::string words;
+  for (int i = 0; i < 100; ++i) words += "word ";
+  const std::string excerpt = LeadingExcerpt(words, kSnippetBytes);
+  EXPECT_LE(excerpt.size(), kSnippetBytes + std::string("…").size());
+  EXPECT_THAT(excerpt, ::testing::EndsWith("word…"));
+  std::string cjk;
+  for (int i = 0; i < 200; ++i) cjk += "内";  // 3 bytes each, no spaces
+  const std::string cut = LeadingExcerpt(cjk, 100);
+  EXPECT_EQ((cut.size() - std::string("…").size()) % 3, 0u);
+  EXPECT_EQ(HtmlEscape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+  EXPECT_EQ(LeadingExcerpt("short", 200), "short");
+}
+
+TEST_F(SearcherTest, GetIssueReturnsTheIssueWithComments) {
+  absl::StatusOr<v1::IssueWithComments> issue = searcher_->GetIssue("github:pytorch/pytorch", 1);
+  ASSERT_TRUE(issue.ok()) << issue.status();
+  EXPECT_EQ(issue->issue().title(), "CUDA illegal memory access in matmul");
+  ASSERT_EQ(issue->comments_size(), 1);
+  EXPECT_EQ(issue->comments(0).body(), "Same here on H100.");
+  EXPECT_TRUE(searcher_->GetIssue("GITHUB:PyTorch/PyTorch", 3).ok());
+
+  struct Case {
+    std::string slug;
+    int64_t number;
+    absl::StatusCode code;
+  };
+  const std::vector<Case> cases = {
+      {"github:pytorch/pytorch", 99, absl::StatusCode::kNotFound},
+      {"gitlab:pytorch/pytorch", 1, absl::StatusCode::kNotFound},
+      {"", 1, absl::StatusCode::kInvalidArgument},
+      {"github:pytorch/pytorch", 0, absl::StatusCode::kInvalidArgument},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(searcher_->GetIssue(c.slug, c.number).status().code(), c.code)
+        << c.slug << "#" << c.number;
+  }
+  EXPECT_THAT(std::string(searcher_->GetIssue("github:pytorch/pytorch", 99).status().message()),
+              HasSubstr("github:pytorch/pytorch#99"));
+}
+
+TEST(SearcherStatusTest, ReadsFeedPositions) {
+  // On disk: the in-memory backend cannot list metadata keys.
+  char dir_template[] = "/tmp/issuescope-search-status-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  Xapian::WritableDatabase db(dir + "/index", Xapian::DB_CREATE_OR_OPEN);
+  for (const testing::IssueSpec& spec : Corpus()) {
+    v1::IssueWithComments iwc = MakeIssue(spec);
+    db.replace_document(index::IdTerm(RepoSlug(iwc.issue().repo()), spec.number),
+                        index::BuildDocument(iwc));
+  }
+  db.set_metadata("feed:worker-2", "7");
+  db.set_metadata("feed:worker-1", "42");
+  db.set_metadata("other", "x");
+  db.commit();
+  std::unique_ptr<Searcher> searcher = Searcher::ForDatabase(db);
+  absl::StatusOr<v1::IndexStatus> status = searcher->GetIndexStatus();
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->documents(), 7);
+  ASSERT_EQ(status->feeds_size(), 2);
+  EXPECT_EQ(status->feeds(0).store_id(), "worker-1");
+  EXPECT_EQ(status->feeds(0).seq(), 42u);
+  EXPECT_EQ(status->feeds(1).store_id(), "worker-2");
+  EXPECT_EQ(status->feeds(1).seq(), 7u);
+
+  db.set_metadata("feed:worker-3", "not a number");
+  db.commit();
+  EXPECT_EQ(searcher->GetIndexStatus().status().code(), absl::StatusCode::kDataLoss);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SearcherStatusTest, InMemoryIndexCannotListFeeds) {
+  Xapian::WritableDatabase db = FixtureDatabase();
+  db.set_metadata("feed:worker-1", "1");
+  std::unique_ptr<Searcher> searcher = Searcher::ForDatabase(db);
+  absl::StatusOr<v1::IndexStatus> status = searcher->GetIndexStatus();
+  EXPECT_EQ(status.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(status.status().message()), HasSubstr("in-memory"));
+}
+
+TEST(SearcherPathTest, WaitsForTheIndexAndSeesNewCommits) {
+  char dir_template[] = "/tmp/issuescope-search-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string path = dir + "/index";
+  std::unique_ptr<Searcher> searcher = Searcher::ForPath(path);
+
+  absl::StatusOr<v1::SearchResponse> missing = searcher->Search(v1::SearchRequest());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(missing.status().message()),
+              AllOf(HasSubstr("index not built yet"), HasSubstr(path)));
+  EXPECT_EQ(searcher->GetIndexStatus().status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(searcher->GetIssue("github:pytorch/pytorch", 1).status().code(),
+            absl::StatusCode::kUnavailable);
+
+  const std::vector<testing::IssueSpec> corpus = Corpus();
+  {
+    Xapian::WritableDatabase db(path, Xapian::DB_CREATE_OR_OPEN);
+    v1::IssueWithComments iwc = MakeIssue(corpus[0]);
+    db.replace_document(index::IdTerm("github:pytorch/pytorch", 1), index::BuildDocument(iwc));
+    db.set_metadata("feed:w", "1");
+    db.commit();
+    EXPECT_EQ(MustSearch(*searcher, "").total(), 1);
+
+    v1::IssueWithComments second = MakeIssue(corpus[1]);
+    db.replace_document(index::IdTerm("github:pytorch/pytorch", 2), index::BuildDocument(second));
+    db.set_metadata("feed:w", "2");
+    db.commit();
+    EXPECT_EQ(MustSearch(*searcher, "").total(), 2);
+    EXPECT_EQ(Numbers(MustSearch(*searcher, "leak")), std::vector<int64_t>{2});
+    absl::StatusOr<v1::IndexStatus> status = searcher->GetIndexStatus();
+    ASSERT_TRUE(status.ok()) << status.status();
+    ASSERT_EQ(status->feeds_size(), 1);
+    EXPECT_EQ(status->feeds(0).seq(), 2u);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace issuescope::search

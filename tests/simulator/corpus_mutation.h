@@ -1,0 +1,45 @@
+// Corpus mutation: changes applied to a live corpus at the current simulator time, as a tracker
+// changes under a crawler — new issues, edited issues (title and body change, updated_at bumps),
+// new comments (bumping their issue's updated_at and comment count, as GitHub does) and closed
+// issues. Deterministic for a given seed and corpus. Thread-compatible: the caller holds the
+// corpus's write lock.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tests/simulator/corpus.h"
+
+namespace issuescope::sim {
+
+// MutationSpec says how many changes of each kind to make.
+struct MutationSpec {
+  uint64_t seed = 1;       // chooses issues and text
+  int new_issues = 0;      // issues (or pull requests) created now
+  int edited_issues = 0;   // existing issues whose title and body change
+  int new_comments = 0;    // comments added to existing issues
+  int closed_issues = 0;   // open issues closed (fewer when not enough are open)
+  std::string repo;        // "owner/name" to confine changes to; "" spreads them over all
+};
+
+// IssueRef names one issue.
+struct IssueRef {
+  std::string repo;  // "owner/name"
+  int64_t number = 0;
+  bool operator==(const IssueRef& o) const { return repo == o.repo && number == o.number; }
+};
+
+// MutationResult says exactly what changed.
+struct MutationResult {
+  std::vector<IssueRef> changed_issues;  // each changed issue once, in order of first change
+  std::vector<int64_t> new_comment_ids;  // ids of the comments created
+};
+
+// ApplyMutation applies `spec` at time `now` (Unix seconds). INVALID_ARGUMENT for negative
+// counts; NOT_FOUND when spec.repo names no repository.
+absl::StatusOr<MutationResult> ApplyMutation(Corpus& corpus, const MutationSpec& spec,
+                                             int64_t now);
+
+}  // namespace issuescope::sim

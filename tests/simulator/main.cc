@@ -1,0 +1,84 @@
+// issuescope-simulator: serves a generated or loaded corpus over the GitHub REST v3 issues API.
+// Prints one "listening on" line to stdout, writes the bare port to --port-file (atomically, via
+// rename), and stops cleanly on SIGTERM/SIGINT.
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "tests/simulator/tracker_simulator.h"
+
+namespace {
+
+// WritePortFile writes `port` to `path` through a temporary file and rename.
+bool WritePortFile(const std::string& path, int port) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << port << "\n";
+    if (!out.good()) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  issuescope::sim::SimulatorOptions options;
+  std::string listen = "127.0.0.1:0";
+  std::string port_file;
+  std::string log_level = "info";
+  CLI::App app{"issuescope-simulator: a GitHub REST v3 issues API over a simulated corpus"};
+  app.add_option("--listen", listen, "HOST:PORT to listen on (port 0 = ephemeral)");
+  app.add_option("--port-file", port_file, "write the bound port to this file");
+  app.add_option("--repos", options.repos, "number of generated repositories");
+  app.add_option("--issues-per-repo", options.issues_per_repo, "issues per repository");
+  app.add_option("--comments-per-issue", options.comments_per_issue, "mean comments per issue");
+  app.add_option("--seed", options.seed, "generator seed");
+  app.add_option("--corpus", options.corpus_file, "JSONL corpus to serve instead of generating");
+  app.add_option("--plant-phrase", options.plant_phrase, "phrase to plant verbatim");
+  app.add_option("--plant-count", options.plant_count, "number of issues carrying the phrase");
+  app.add_option("--rate-limit", options.rate_limit, "requests per hour per token");
+  app.add_option("--threads", options.threads, "HTTP worker threads");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off");
+  CLI11_PARSE(app, argc, argv);
+  issuescope::InitLogging("simulator", log_level);
+
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &options.port)) {
+    std::cerr << "--listen must be HOST:PORT, got '" << listen << "'\n";
+    return 2;
+  }
+  options.listen_host = listen.substr(0, colon);
+
+  // Block the stop signals before any thread starts, then wait for them on this thread.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto sim = issuescope::sim::TrackerSimulator::Start(options);
+  if (!sim.ok()) {
+    spdlog::error("cannot start simulator: {}", sim.status().ToString());
+    return 1;
+  }
+  int64_t repos = 0, issues = 0, comments = 0;
+  (*sim)->Counts(&repos, &issues, &comments);
+  std::cout << "issuescope-simulator listening on " << (*sim)->base_url() << " (" << repos
+            << " repositories, " << issues << " issues, " << comments << " comments)"
+            << std::endl;
+  if (!port_file.empty() && !WritePortFile(port_file, (*sim)->port())) {
+    spdlog::error("cannot write port file {}", port_file);
+    return 1;
+  }
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  spdlog::info("signal {} received, stopping", signal_number);
+  (*sim)->Stop();
+  return 0;
+}
