@@ -259,7 +259,12 @@ class RepoCrawler::Run {
 
   absl::Status FetchRepository() {
     std::string url = RepoUrl();
-    ASSIGN_OR_RETURN(HttpResponse resp, Get(url, ""));
+    const std::string etag = incremental_ ? cursor_.repo_etag() : "";
+    ASSIGN_OR_RETURN(HttpResponse resp, Get(url, etag));
+    if (resp.status == 304 && !etag.empty()) {
+      progress_.counters.set_not_modified(progress_.counters.not_modified() + 1);
+      return absl::OkStatus();
+    }
     const int s = resp.status;
     if (s == 301 || s == 302 || s == 307 || s == 308) {
       std::string location = resp.headers.Get("Location");
@@ -283,6 +288,7 @@ class RepoCrawler::Run {
           absl::StrCat("GET ", Redact(url), ": ", info.status().message()));
     }
     if (info->open_issues_count >= 0) progress_.issues_estimated = info->open_issues_count;
+    cursor_.set_repo_etag(resp.headers.Get("ETag"));
     std::vector<std::string> parts = absl::StrSplit(info->full_name, '/');
     if (parts.size() == 2 && !parts[0].empty() && !parts[1].empty() &&
         !absl::EqualsIgnoreCase(info->full_name, RepoFullName(repo_))) {
@@ -384,33 +390,44 @@ class RepoCrawler::Run {
     }
   }
 
-  absl::Status CrawlListing(Listing kind) {
-    const bool issues = kind == Listing::kIssues;
-    const google::protobuf::Timestamp& since_ts =
-        issues ? cursor_.issues_since() : cursor_.comments_since();
-    const bool has_since = issues ? cursor_.has_issues_since() : cursor_.has_comments_since();
-    std::optional<absl::Time> since0;
-    if (incremental_ && has_since) since0 = FromProto(since_ts);
-    const std::string etag0 =
-        incremental_ ? (issues ? cursor_.issues_etag() : cursor_.comments_etag()) : "";
+  // RoundResult is one listing pass from a since, with its shift repairs.
+  struct RoundResult {
+    bool not_modified = false;
+    bool stable = false;
+    std::optional<absl::Time> new_since;
+    std::string first_etag;  // empty unless the first page held the whole listing
+  };
 
-    ASSIGN_OR_RETURN(PassResult pass, Pass(kind, since0, etag0));
-    if (pass.not_modified) return absl::OkStatus();
+  // ListRound lists from `since` (with If-None-Match `etag` on the first page) and repairs
+  // page-boundary skips; new_since is where the next listing may start.
+  absl::StatusOr<RoundResult> ListRound(Listing kind, const std::optional<absl::Time>& since,
+                                        const std::string& etag) {
+    RoundResult round;
+    ASSIGN_OR_RETURN(PassResult pass, Pass(kind, since, etag));
+    if (pass.not_modified) {
+      round.not_modified = true;
+      return round;
+    }
     std::optional<absl::Time> max_updated = pass.max_updated;
-    const std::string first_etag = pass.first_etag;
+    // The first page's ETag vouches for the whole listing only when that page held all of it
+    // with room to spare: a new or changed item sorts last, so on a full first page (or behind
+    // a rel=next) it would land on a later page and page 1 would still answer 304.
+    if (pass.pages.size() == 1 &&
+        pass.updated.size() < static_cast<size_t>(c_->options_.per_page)) {
+      round.first_etag = pass.first_etag;
+    }
 
     // Shift repair: re-list the tail while items changed during the pass.
-    std::optional<absl::Time> cur_since = since0;
-    bool stable = false;
+    std::optional<absl::Time> cur_since = since;
     for (int repairs = 0;; ++repairs) {
       RepairPlan plan = PlanRepair(pass, cur_since);
       if (!plan.needed) {
-        stable = true;
+        round.stable = true;
         break;
       }
       if (repairs >= c_->options_.max_repair_passes) break;
       spdlog::info("{}: items changed while paging {}; repair pass from {}", slug_,
-                   issues ? "issues" : "comments",
+                   kind == Listing::kIssues ? "issues" : "comments",
                    plan.since ? FormatRfc3339(*plan.since) : std::string("the start"));
       cur_since = plan.since;
       ASSIGN_OR_RETURN(pass, Pass(kind, cur_since, ""));
@@ -418,17 +435,43 @@ class RepoCrawler::Run {
         max_updated = pass.max_updated;
       }
     }
+    round.new_since = round.stable ? max_updated : cur_since;
+    if (since && (!round.new_since || *round.new_since < *since)) round.new_since = since;
+    return round;
+  }
 
-    std::optional<absl::Time> new_since = stable ? max_updated : cur_since;
-    if (since0 && (!new_since || *new_since < *since0)) new_since = since0;
-    const bool moved = new_since.has_value() && (!since0 || *new_since != *since0);
-    const std::string new_etag = moved ? "" : first_etag;
+  // CrawlListing brings one listing up to date. When the cursor moves, one more round from the
+  // new cursor (normally a single page: the items at the cursor, re-applied as no-ops) learns the
+  // ETag of exactly the URL the next crawl sends, so an unchanged repository then costs only a
+  // 304. An ETag is kept only for a listing URL whose since equals the stored cursor.
+  absl::Status CrawlListing(Listing kind) {
+    constexpr int kMaxRounds = 4;
+    const bool issues = kind == Listing::kIssues;
+    const google::protobuf::Timestamp& since_ts =
+        issues ? cursor_.issues_since() : cursor_.comments_since();
+    const bool has_since = issues ? cursor_.has_issues_since() : cursor_.has_comments_since();
+    std::optional<absl::Time> since;
+    if (incremental_ && has_since) since = FromProto(since_ts);
+    std::string etag = incremental_ ? (issues ? cursor_.issues_etag() : cursor_.comments_etag()) : "";
+
+    for (int round = 1;; ++round) {
+      ASSIGN_OR_RETURN(RoundResult r, ListRound(kind, since, etag));
+      if (r.not_modified) break;  // cursor and etag stay
+      const bool moved = r.new_since.has_value() && (!since || *r.new_since != *since);
+      if (!moved) {
+        etag = r.stable ? r.first_etag : "";
+        break;
+      }
+      since = r.new_since;
+      etag.clear();
+      if (!r.stable || round >= kMaxRounds) break;
+    }
     if (issues) {
-      if (new_since) *cursor_.mutable_issues_since() = ToProto(*new_since);
-      cursor_.set_issues_etag(new_etag);
+      if (since) *cursor_.mutable_issues_since() = ToProto(*since);
+      cursor_.set_issues_etag(etag);
     } else {
-      if (new_since) *cursor_.mutable_comments_since() = ToProto(*new_since);
-      cursor_.set_comments_etag(new_etag);
+      if (since) *cursor_.mutable_comments_since() = ToProto(*since);
+      cursor_.set_comments_etag(etag);
     }
     progress_.cursor = cursor_;
     return absl::OkStatus();

@@ -18,6 +18,7 @@
 #include "common/time_util.h"
 #include "coordinator/coordinator_core.h"
 #include "crawler/curl_transport.h"
+#include "crawler/github_client.h"
 #include "crawler/issue_store.h"
 #include "crawler/repo_crawler.h"
 #include "deploy/cli/progress.h"
@@ -42,17 +43,35 @@ absl::StatusOr<int64_t> CatchUpIndex(crawler::IssueStore& store, indexer::IndexW
   }
 }
 
-// ProbeApi checks that the API URL answers at all (any HTTP status), so an unreachable URL is
-// reported at once instead of after the crawler's retries.
-absl::Status ProbeApi(crawler::HttpTransport& transport, const std::string& api_url) {
+// ProbeApi asks the tracker for the token's rate budget (GET /rate_limit, which GitHub does not
+// count against the budget), so an unreachable URL is reported at once instead of after the
+// crawler's retries, and the user sees the budget before the crawl starts.
+absl::Status ProbeApi(crawler::HttpTransport& transport, const std::string& api_url,
+                      const std::string& token) {
   crawler::HttpRequest req;
   req.method = "GET";
-  req.url = api_url;
+  req.url = api_url + "/rate_limit";
   req.timeout = absl::Seconds(10);
+  req.headers.Add("Accept", "application/vnd.github+json");
+  if (!token.empty()) req.headers.Add("Authorization", "Bearer " + token);
   auto resp = transport.Send(req);
   if (!resp.ok()) {
     return absl::UnavailableError(
         absl::StrCat("cannot reach API URL ", api_url, ": ", resp.status().message()));
+  }
+  if (resp->status == 401) {
+    return absl::UnauthenticatedError(
+        absl::StrCat("API URL ", api_url, " rejected the token (HTTP 401)"));
+  }
+  const crawler::RateLimit rate = crawler::ParseRateLimit(resp->headers);
+  if (rate.remaining >= 0) {
+    absl::FPrintF(stderr, "%s: rate budget %s of %s requests", api_url,
+                  WithThousands(rate.remaining), WithThousands(rate.limit));
+    if (rate.reset != absl::InfinitePast()) {
+      absl::FPrintF(stderr, ", resets at %s",
+                    absl::FormatTime("%H:%M:%S", rate.reset, absl::LocalTimeZone()));
+    }
+    absl::FPrintF(stderr, "\n");
   }
   return absl::OkStatus();
 }
@@ -106,7 +125,7 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
   ASSIGN_OR_RETURN(auto writer, indexer::IndexWriter::Open(options.data_dir + "/index"));
 
   crawler::CurlTransport transport;
-  RETURN_IF_ERROR(ProbeApi(transport, repos.front().api_url()));
+  RETURN_IF_ERROR(ProbeApi(transport, repos.front().api_url(), token));
 
   v1::RegisterWorkerRequest reg;
   reg.set_worker_id(kLocalWorker);

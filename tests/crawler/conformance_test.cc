@@ -4,6 +4,7 @@
 // 14-page Link chain, 304 and rate-limit recordings, and body-only issue and comment corpora.
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -143,30 +144,49 @@ TEST_F(ConformanceTest, OctokitPaginateIssuesFollowsOnlyNext) {
   ASSERT_EQ(records.size(), 5u);
   options_.per_page = 3;
   const std::string repo = "https://api.github.com/repos/octokit-fixture-org/paginate-issues";
+  const std::string issues = repo + "/issues?state=all&sort=updated&direction=asc&per_page=3";
+  // The confirmation round lists from the new cursor. The normalized fixture sets every
+  // updated_at to one instant, so all 13 issues are at the cursor and GitHub would serve the
+  // same five pages again; there is no recording of that URL, so the recorded chain is replayed
+  // once more, starting from the confirmation URL (its recorded links carry no since).
+  const std::string confirm = issues + "&since=2017-10-10T16%3A00%3A00Z";
   http_.Respond(repo, 200, R"({"full_name": "octokit-fixture-org/paginate-issues"})");
-  for (size_t i = 0; i < records.size(); ++i) {
-    Headers headers;
-    for (const auto& [k, v] : records[i]["headers"].items()) {
-      // The normalized fixture sets every Date and updated_at to one instant; its Date would
-      // look like "everything changed while paging" and trigger shift repair.
-      if (k != "date") headers.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
+  std::vector<std::string> chain;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < records.size(); ++i) {
+      Headers headers;
+      for (const auto& [k, v] : records[i]["headers"].items()) {
+        // The normalized fixture sets every Date and updated_at to one instant; its Date would
+        // look like "everything changed while paging" and trigger shift repair.
+        if (k != "date") headers.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
+      }
+      const std::string url =
+          i == 0 ? (pass == 0 ? issues : confirm)
+                 : "https://api.github.com" + records[i]["path"].get<std::string>();
+      http_.Respond(url, records[i]["status"].get<int>(), records[i]["response"].dump(), headers);
+      chain.push_back(url);
     }
-    const std::string url =
-        i == 0 ? repo + "/issues?state=all&sort=updated&direction=asc&per_page=3"
-               : "https://api.github.com" + records[i]["path"].get<std::string>();
-    http_.Respond(url, records[i]["status"].get<int>(), records[i]["response"].dump(), headers);
   }
-  http_.Respond(repo + "/issues/comments?sort=updated&direction=asc&per_page=3", 200, "[]");
+  const std::string comments = repo + "/issues/comments?sort=updated&direction=asc&per_page=3";
+  http_.Respond(comments, 200, "[]");
 
   const auto links = ParseLinkHeader(records[1]["headers"]["link"].get<std::string>());
   EXPECT_EQ(links.size(), 4u);
 
   auto result = Crawl(Lease("octokit-fixture-org", "paginate-issues"));
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->counters.requests(), 7);  // repo + 5 pages + comments
-  EXPECT_EQ(result->counters.issues_stored(), 13);
+  std::vector<std::string> want = {repo};
+  want.insert(want.end(), chain.begin(), chain.end());
+  want.push_back(comments);
+  EXPECT_EQ(http_.Urls(), want);
+  EXPECT_EQ(result->counters.requests(), 12);  // repo + 5 pages + 5 confirmation pages + comments
+  EXPECT_EQ(result->counters.issues_fetched(), 26);
+  EXPECT_EQ(result->counters.issues_stored(), 13);  // the confirmation pages are no-ops
   EXPECT_EQ(http_.Pending(), 0u);
   EXPECT_EQ(FormatRfc3339(FromProto(result->cursor->issues_since())), "2017-10-10T16:00:00Z");
+  // The listing at the cursor spans five pages: page 1's ETag cannot vouch for the rest (a new
+  // item would land on a later page), so none is stored.
+  EXPECT_EQ(result->cursor->issues_etag(), "");
   EXPECT_EQ(result->rate_remaining, 4999);
 }
 
@@ -204,12 +224,39 @@ TEST_F(ConformanceTest, Github3RedirectAndTwoPagesOfIssues) {
   http_.Respond(new_base + "/issues?state=all&sort=updated&direction=asc&per_page=100", 200,
                 bodies[2], headers_of(xs[2]["response"]["headers"]));
   http_.Respond(xs[3]["request"]["uri"], 200, bodies[3], headers_of(xs[3]["response"]["headers"]));
+  // The confirmation round lists from the new cursor, the newest updated_at of the 150 issues.
+  // That URL was never recorded: serve what GitHub would, the recorded items at the cursor
+  // (first page's headers without its Link, and a stand-in ETag since the body differs).
+  nlohmann::json all = nlohmann::json::parse(bodies[2]);
+  for (const auto& item : nlohmann::json::parse(bodies[3])) all.push_back(item);
+  std::string newest;
+  for (const auto& item : all) newest = std::max(newest, item["updated_at"].get<std::string>());
+  ASSERT_EQ(newest, "2017-12-20T08:29:30Z");
+  nlohmann::json at_cursor = nlohmann::json::array();
+  for (const auto& item : all) {
+    if (item["updated_at"] == newest) at_cursor.push_back(item);
+  }
+  ASSERT_EQ(at_cursor.size(), 1u);
+  Headers confirm_headers;
+  for (auto& [k, v] : headers_of(xs[2]["response"]["headers"])) {
+    if (!absl::EqualsIgnoreCase(k, "Link") && !absl::EqualsIgnoreCase(k, "ETag")) {
+      confirm_headers.emplace_back(k, v);
+    }
+  }
+  confirm_headers.emplace_back("ETag", "W/\"confirmation\"");
+  const std::string confirm = new_base +
+      "/issues?state=all&sort=updated&direction=asc&per_page=100&since=2017-12-20T08%3A29%3A30Z";
+  http_.Respond(confirm, 200, at_cursor.dump(), confirm_headers);
   http_.Respond(new_base + "/issues/comments?sort=updated&direction=asc&per_page=100", 200, "[]");
 
   auto result = Crawl(Lease("sigmavirus24", "betamax"));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->moved_to, "github:betamaxpy/betamax");
-  EXPECT_EQ(result->counters.requests(), 5);
+  EXPECT_EQ(result->counters.requests(), 6);  // redirect, repo, 2 pages, confirmation, comments
+  EXPECT_EQ(http_.Requests()[4].request.url, confirm);
+  EXPECT_EQ(FormatRfc3339(FromProto(result->cursor->issues_since())), newest);
+  EXPECT_EQ(result->cursor->issues_etag(), "W/\"confirmation\"");
+  EXPECT_EQ(result->cursor->repo_etag(), "W/\"1ae8da919305f09bffbacefa02fd14be\"");
   // 150 listed, of which 67 are pull requests (dropped by default).
   EXPECT_EQ(result->counters.issues_stored(), 83);
   EXPECT_EQ(StoredIssues("github:sigmavirus24/betamax"), 83);

@@ -154,6 +154,9 @@ TEST_F(WorkerTest, RegistersCrawlsALeaseAndReportsDone) {
   http_.Respond(kRepoUrl, 200, R"({"full_name": "octo/hello", "open_issues_count": 2})");
   http_.Respond(kIssues, 200, absl::StrCat("[", Issue(1), ",", Issue(2), "]"),
                 {{"X-RateLimit-Remaining", "4990"}});
+  // The confirmation page from the new cursor (issue 2's updated_at).
+  http_.Respond(std::string(kIssues) + "&since=2023-01-01T00%3A00%3A02Z", 200,
+                absl::StrCat("[", Issue(2), "]"), {{"ETag", "\"ci\""}});
   http_.Respond(kComments, 200, "[]");
   StartWorker();
 
@@ -165,7 +168,8 @@ TEST_F(WorkerTest, RegistersCrawlsALeaseAndReportsDone) {
     EXPECT_EQ(coordinator_.registrations[0].store_id(), store_->store_id());
     EXPECT_EQ(coordinator_.registrations[0].store_address(), "127.0.0.1:5555");
     EXPECT_EQ(coordinator_.registrations[0].capacity(), 2);
-    ASSERT_GE(coordinator_.reports.size(), 3u);  // issues page, comments page, final
+    // issues page, confirmation page, comments page, final
+    ASSERT_GE(coordinator_.reports.size(), 4u);
     const auto& first = coordinator_.reports.front();
     EXPECT_EQ(first.lease().repo(), "github:octo/hello");
     EXPECT_EQ(first.lease().epoch(), 1u);
@@ -174,14 +178,16 @@ TEST_F(WorkerTest, RegistersCrawlsALeaseAndReportsDone) {
     EXPECT_TRUE(last.done());
     EXPECT_EQ(last.error(), "");
     EXPECT_EQ(last.counters().issues_stored(), 2);
-    EXPECT_EQ(last.counters().requests(), 3);
+    EXPECT_EQ(last.counters().requests(), 4);
     EXPECT_EQ(last.issues_estimated(), 2);
     EXPECT_EQ(last.rate_remaining(), 4990);
-    EXPECT_TRUE(last.has_cursor());
+    ASSERT_TRUE(last.has_cursor());
+    EXPECT_EQ(last.cursor().issues_etag(), "\"ci\"");
     EXPECT_EQ(coordinator_.releases[0].lease().repo(), "github:octo/hello");
   }
   EXPECT_TRUE(store_->GetIssue("github:octo/hello", 2).ok());
   EXPECT_EQ(worker_->completed_crawls(), 1);
+  EXPECT_EQ(http_.Pending(), 0u);
 }
 
 TEST_F(WorkerTest, FailedPreconditionOnReportStopsTheCrawl) {

@@ -81,6 +81,12 @@ class CliTest : public ::testing::Test {
     return res ? nlohmann::json::parse(res->body).at("requests").get<int64_t>() : -1;
   }
 
+  int64_t NotModified() {
+    auto res = http_->Get("/_sim/stats");
+    EXPECT_TRUE(res && res->status == 200);
+    return res ? nlohmann::json::parse(res->body).at("not_modified").get<int64_t>() : -1;
+  }
+
   std::vector<std::string> Repos() {
     auto res = http_->Get("/_sim/corpus");
     std::set<std::string> repos;
@@ -129,11 +135,15 @@ TEST_F(CliTest, CrawlSearchShowAndRecrawl) {
   ASSERT_EQ(shown.exit_code, 0) << shown.output;
   EXPECT_NE(shown.output.find(kPhrase), std::string::npos) << shown.output;
 
-  // Re-running crawls incrementally: one repository lookup and two 304s per repository.
+  // Re-running crawls incrementally: the rate-budget check, then per repository three
+  // conditional requests (repository, issues, comments), all answered 304.
   const int64_t before = Requests();
+  const int64_t not_modified_before = NotModified();
   RunResult second = Run(crawl);
   ASSERT_EQ(second.exit_code, 0) << second.output;
-  EXPECT_LE(Requests() - before, 3 * 2);
+  EXPECT_EQ(Requests() - before, 1 + 3 * 2);
+  EXPECT_EQ(NotModified() - not_modified_before, 3 * 2);
+  EXPECT_NE(second.output.find("rate budget"), std::string::npos) << second.output;
 
   // The token is in no file of the data directory.
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_ + "/data")) {

@@ -173,6 +173,22 @@ void TrackerSimulator::HandleApi(const httplib::Request& req, httplib::Response&
   const std::string base = host.empty() ? base_url() : "http://" + host;
 
   RateLimiter::Budget budget = limiter_.Peek(token, now);
+  if (req.path == "/rate_limit" && req.method == "GET") {
+    // As on GitHub, asking for the rate limit status does not spend budget.
+    Count("rate_limit", "", false, false);
+    Json core;
+    core["limit"] = budget.limit;
+    core["used"] = budget.used;
+    core["remaining"] = budget.remaining;
+    core["reset"] = budget.reset;
+    Json body;
+    body["resources"]["core"] = core;
+    body["rate"] = core;
+    SetRateHeaders(res, budget);
+    res.status = 200;
+    res.set_content(Dump(body), "application/json; charset=utf-8");
+    return;
+  }
   std::string endpoint;
   std::string repo_name;
   ApiResponse response;

@@ -200,7 +200,7 @@ void TrackerSimulator::HandleAdmin(const httplib::Request& req, httplib::Respons
     j["by_repo"] = Json::object();
     for (const auto& [k, v] : s.by_repo) j["by_repo"][k] = v;
     j["by_endpoint"] = Json::object();
-    for (const char* e : {"issues", "comments", "issue", "issue_comments", "repo"}) {
+    for (const char* e : {"issues", "comments", "issue", "issue_comments", "repo", "rate_limit"}) {
       auto it = s.by_endpoint.find(e);
       j["by_endpoint"][e] = it == s.by_endpoint.end() ? 0 : it->second;
     }
