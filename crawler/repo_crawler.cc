@@ -9,12 +9,14 @@
 
 #include <algorithm>
 #include <random>
+#include <regex>
 #include <set>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/logging.h"
@@ -362,6 +364,22 @@ class RepoCrawler::Run {
     return on_progress_(progress_);
   }
 
+  // NoteLastPage raises the estimated issue total from the first page's Link rel="last" (which
+  // GitHub sends only sometimes): at most last_page × per_page issues. The repository's
+  // open_issues_count counts only open issues (and pull requests), so it undercounts.
+  void NoteLastPage(const std::map<std::string, std::string>& links) {
+    auto last = links.find("last");
+    if (last == links.end()) return;
+    static const std::regex kPage(R"([?&]page=(\d+))");
+    std::smatch m;
+    int64_t page = 0;
+    if (std::regex_search(last->second, m, kPage) && absl::SimpleAtoi(m[1].str(), &page) &&
+        page > 0) {
+      progress_.issues_estimated =
+          std::max(progress_.issues_estimated, page * static_cast<int64_t>(c_->options_.per_page));
+    }
+  }
+
   // Pass lists one listing from `since`, following only Link rel="next".
   absl::StatusOr<PassResult> Pass(Listing kind, const std::optional<absl::Time>& since,
                                   const std::string& etag) {
@@ -380,6 +398,7 @@ class RepoCrawler::Run {
       if (first) pass.first_etag = resp.headers.Get("ETag");
       RETURN_IF_ERROR(StorePage(kind, url, resp, &pass));
       const auto links = ParseLinkHeader(resp.headers.Get("Link"));
+      if (first && kind == Listing::kIssues) NoteLastPage(links);
       auto next = links.find("next");
       if (next == links.end()) return pass;
       if (Origin(next->second) != Origin(base_)) {

@@ -141,7 +141,7 @@ TEST_F(RepoCrawlerTest, FullCrawlFollowsOnlyNextAndCostsTheMinimum) {
   EXPECT_EQ(result->counters.comments_fetched(), 3);  // comment 51 twice
   EXPECT_EQ(result->counters.comments_stored(), 2);
   EXPECT_EQ(result->counters.not_modified(), 0);
-  EXPECT_EQ(result->issues_estimated, 3);
+  EXPECT_EQ(result->issues_estimated, 300);  // rel="last" is page 3 of 100: at most 300
   EXPECT_TRUE(result->done);
   ASSERT_TRUE(result->cursor.has_value());
   EXPECT_EQ(FormatRfc3339(FromProto(result->cursor->issues_since())), T(4));
