@@ -47,6 +47,15 @@ absl::StatusOr<std::unique_ptr<CoordinatorCore>> CoordinatorCore::Open(const std
           "coordinator option ", name, " must be positive, got ", absl::FormatDuration(value)));
     }
   }
+  // A worker must be able to heartbeat at least twice within the liveness and lease windows,
+  // or idle workers are declared dead between heartbeats and their crawls fenced for no reason.
+  if (options.heartbeat_interval * 2 > options.worker_timeout ||
+      options.heartbeat_interval * 2 > options.lease_ttl) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "coordinator option heartbeat_interval (", absl::FormatDuration(options.heartbeat_interval),
+        ") must be at most half of worker_timeout (", absl::FormatDuration(options.worker_timeout),
+        ") and of lease_ttl (", absl::FormatDuration(options.lease_ttl), ")"));
+  }
   ASSIGN_OR_RETURN(auto state,
                    coordinator::CoordinatorState::Open(path, options.env, options.sync_writes));
   std::unique_ptr<CoordinatorCore> core(new CoordinatorCore(options, clock, std::move(state)));

@@ -35,9 +35,13 @@ absl::Status HttpStatusToStatus(int http_status, absl::string_view what, bool ra
     case 422: return absl::InvalidArgumentError(msg);
     default: break;
   }
-  if (http_status >= 400 && http_status < 500) return absl::FailedPreconditionError(msg);
+  // FAILED_PRECONDITION is kept for fencing (a stale lease epoch), so the worker can tell a
+  // fenced crawl from a tracker's refusal.
+  if (http_status >= 400 && http_status < 500) {
+    return absl::InvalidArgumentError(absl::StrCat(msg, " (refused by the tracker)"));
+  }
   if (http_status >= 300 && http_status < 400) {
-    return absl::FailedPreconditionError(absl::StrCat(msg, " (unexpected redirect)"));
+    return absl::UnknownError(absl::StrCat(msg, " (unexpected redirect)"));
   }
   return absl::UnknownError(absl::StrCat(msg, " (unexpected status)"));
 }

@@ -192,7 +192,8 @@ class IssueStore::Writer {
     int64_t comments = store_->comment_count_.load() + new_comments_;
     batch_.Put(store_->meta_cf_, kIssueCountKey, BE64(static_cast<uint64_t>(issues)));
     batch_.Put(store_->meta_cf_, kCommentCountKey, BE64(static_cast<uint64_t>(comments)));
-    rocksdb::WriteOptions options;  // WAL on, no per-batch fsync (see the header).
+    rocksdb::WriteOptions options;  // WAL on and synced: a page is durable before it is reported.
+    options.sync = true;
     RETURN_IF_ERROR(FromRocksStatus(store_->db_->Write(options, &batch_),
                                     absl::StrCat("writing a batch for ", slug_)));
     store_->issue_count_.store(issues);
@@ -475,17 +476,20 @@ absl::StatusOr<v1::ChangeBatch> IssueStore::ReadChanges(uint64_t from_seq, int m
   batch.set_last_seq(from_seq);
   if (from_seq >= last_seq()) return batch;
 
-  // Coalesce: one pending event per issue, carrying the highest seq seen for it. Scanning is
-  // bounded so that a flood of changes to a few issues cannot make one batch unbounded.
+  // Coalesce: one pending event per issue, carrying the highest seq seen for it and the issue's
+  // current state (loaded when the issue is first met). Scanning is bounded so that a flood of
+  // changes to a few issues cannot make one batch unbounded, and a batch stops taking new issues
+  // once its events pass kMaxBatchBytes (gRPC's default message limit is 4 MB; issues with long
+  // comment threads are large), always keeping at least one event.
   struct Pending {
     uint64_t seq;
-    std::string slug;
-    int64_t number;
+    v1::ChangeEvent event;
   };
   std::vector<Pending> pending;
   std::map<std::pair<std::string, int64_t>, size_t> index;
   const int64_t max_scanned = std::max<int64_t>(10000, int64_t{max_events} * 16);
   int64_t scanned = 0;
+  size_t bytes = 0;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), changes_cf_));
   for (it->Seek(BE64(from_seq + 1)); it->Valid() && scanned < max_scanned; it->Next()) {
     rocksdb::Slice key = it->key();
@@ -504,11 +508,21 @@ absl::StatusOr<v1::ChangeBatch> IssueStore::ReadChanges(uint64_t from_seq, int m
     auto found = index.find({slug, number});
     if (found != index.end()) {
       pending[found->second].seq = seq;
-    } else if (pending.size() >= static_cast<size_t>(max_events)) {
+    } else if (pending.size() >= static_cast<size_t>(max_events) ||
+               (!pending.empty() && bytes >= kMaxBatchBytes)) {
       break;
     } else {
-      index.emplace(std::make_pair(slug, number), pending.size());
-      pending.push_back({seq, std::move(slug), number});
+      Pending p;
+      p.seq = seq;
+      p.event.set_repo_slug(slug);
+      p.event.set_number(number);
+      bool loaded = false;
+      ASSIGN_OR_RETURN(*p.event.mutable_current(), LoadCurrent(slug, number, &loaded));
+      p.event.set_kind(loaded && p.event.current().issue().deleted() ? v1::CHANGE_KIND_DELETE
+                                                                     : v1::CHANGE_KIND_UPSERT);
+      bytes += p.event.ByteSizeLong();
+      index.emplace(std::make_pair(std::move(slug), number), pending.size());
+      pending.push_back(std::move(p));
     }
     batch.set_last_seq(seq);
     ++scanned;
@@ -517,15 +531,9 @@ absl::StatusOr<v1::ChangeBatch> IssueStore::ReadChanges(uint64_t from_seq, int m
 
   std::sort(pending.begin(), pending.end(),
             [](const Pending& a, const Pending& b) { return a.seq < b.seq; });
-  for (const Pending& p : pending) {
-    v1::ChangeEvent* event = batch.add_events();
-    event->set_seq(p.seq);
-    event->set_repo_slug(p.slug);
-    event->set_number(p.number);
-    bool found = false;
-    ASSIGN_OR_RETURN(*event->mutable_current(), LoadCurrent(p.slug, p.number, &found));
-    event->set_kind(found && event->current().issue().deleted() ? v1::CHANGE_KIND_DELETE
-                                                                : v1::CHANGE_KIND_UPSERT);
+  for (Pending& p : pending) {
+    p.event.set_seq(p.seq);
+    *batch.add_events() = std::move(p.event);
   }
   return batch;
 }

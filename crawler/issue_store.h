@@ -8,9 +8,9 @@
 //   meta     : "store_id" -> hex id; "epoch/<slug>" -> BE64 fencing epoch;
 //              "count/issues", "count/comments" -> BE64 record counts
 // Every Apply*/MarkDeleted call commits its records, change-log entries, fencing epoch and
-// counters in ONE WriteBatch with the write-ahead log on, so a crash never splits them. Batches
-// are not fsync'ed one by one (WriteOptions::sync is false): a machine crash (not a process
-// crash) may lose the newest batches, which a re-crawl from the coordinator's cursor restores.
+// counters in ONE WriteBatch with the write-ahead log on and synced (WriteOptions::sync), so a
+// crash never splits them, and a page is on disk before the crawler reports the cursor past it
+// (one fsync per page of 100, small next to the HTTP request that fetched it).
 //
 // Versions: a record is replaced only by a newer `updated_at`, or by an equal `updated_at` with
 // different content (a later fetch wins). `fetched_at` alone never makes a change. A tombstone
@@ -102,7 +102,10 @@ class IssueStore {
   // highest seq), ordered by seq, each with the issue's current state and all its comments, at
   // most `max_events` (> 0) events. An event is DELETE when the issue is a tombstone, else
   // UPSERT. batch.last_seq is the highest seq covered (== from_seq when there is nothing new).
+  // A batch takes no further issues once its events pass kMaxBatchBytes (it always holds one).
   absl::StatusOr<v1::ChangeBatch> ReadChanges(uint64_t from_seq, int max_events) const;
+  // kMaxBatchBytes bounds a change batch's size (gRPC's default message limit is 4 MB).
+  static constexpr size_t kMaxBatchBytes = 1 << 20;
   // last_seq is the highest sequence number in the change log (0 when empty).
   uint64_t last_seq() const;
   // WaitForChanges blocks until last_seq() > seq or `timeout` passes; returns last_seq().

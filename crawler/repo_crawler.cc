@@ -228,6 +228,11 @@ class RepoCrawler::Run {
           const bool limited = s == 429 || rate_.remaining == 0 || retry_after.has_value() ||
                                absl::StrContains(absl::AsciiStrToLower(resp->body), "rate limit");
           if (!limited) return HttpStatusToStatus(s, where);
+          if (retry_after && *retry_after > kMaxRateWait) {
+            return absl::ResourceExhaustedError(absl::StrCat(
+                where, ": the tracker asks to retry after ", absl::FormatDuration(*retry_after),
+                ", too far away"));
+          }
           if (retry_after) {
             wait = *retry_after;
           } else if (rate_.remaining == 0 && rate_.reset != absl::InfinitePast()) {
@@ -259,6 +264,15 @@ class RepoCrawler::Run {
     }
   }
 
+  // UnexpectedStatus is the error for a response the crawl cannot use (never OK, even for a
+  // 2xx other than 200 or an unasked-for 304).
+  static absl::Status UnexpectedStatus(int http_status, const std::string& url) {
+    const std::string where = absl::StrCat("GET ", Redact(url));
+    absl::Status s = HttpStatusToStatus(http_status, where);
+    if (s.ok()) s = absl::UnknownError(absl::StrCat(where, ": unexpected HTTP ", http_status));
+    return s;
+  }
+
   absl::Status FetchRepository() {
     std::string url = RepoUrl();
     const std::string etag = incremental_ ? cursor_.repo_etag() : "";
@@ -272,7 +286,7 @@ class RepoCrawler::Run {
       std::string location = resp.headers.Get("Location");
       if (!location.empty() && location[0] == '/') location = Origin(base_) + location;
       if (location.empty() || Origin(location) != Origin(base_)) {
-        return absl::FailedPreconditionError(absl::StrCat(
+        return absl::PermissionDeniedError(absl::StrCat(
             "GET ", Redact(url), ": HTTP ", s, " redirects to another host or nowhere ('",
             Redact(location), "')"));
       }
@@ -283,7 +297,7 @@ class RepoCrawler::Run {
       return absl::NotFoundError(
           absl::StrCat("repository ", slug_, " gone (GET ", Redact(url), ": HTTP ", resp.status, ")"));
     }
-    if (resp.status != 200) return HttpStatusToStatus(resp.status, absl::StrCat("GET ", Redact(url)));
+    if (resp.status != 200) return UnexpectedStatus(resp.status, url);
     auto info = ParseRepository(resp.body);
     if (!info.ok()) {
       return absl::InvalidArgumentError(
@@ -393,7 +407,7 @@ class RepoCrawler::Run {
         return pass;
       }
       if (resp.status != 200) {
-        return HttpStatusToStatus(resp.status, absl::StrCat("GET ", Redact(url)));
+        return UnexpectedStatus(resp.status, url);
       }
       if (first) pass.first_etag = resp.headers.Get("ETag");
       RETURN_IF_ERROR(StorePage(kind, url, resp, &pass));
@@ -402,7 +416,7 @@ class RepoCrawler::Run {
       auto next = links.find("next");
       if (next == links.end()) return pass;
       if (Origin(next->second) != Origin(base_)) {
-        return absl::FailedPreconditionError(absl::StrCat(
+        return absl::PermissionDeniedError(absl::StrCat(
             "GET ", Redact(url), ": Link rel=next points to another host: ", Redact(next->second)));
       }
       url = next->second;

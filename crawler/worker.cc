@@ -232,7 +232,9 @@ absl::Status CrawlerWorker::Report(const v1::Lease& lease, const CrawlProgress& 
   if (p.rate_reset != absl::InfinitePast()) *req.mutable_rate_reset() = ToProto(p.rate_reset);
   req.set_done(p.done && error.empty());
   req.set_error(error);
-  req.set_moved_to(p.moved_to);
+  // The coordinator re-catalogs a moved repository when told; tell it once, when the crawl
+  // under the old name is complete.
+  if (p.done) req.set_moved_to(p.moved_to);
   v1::ReportProgressResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx);

@@ -68,7 +68,11 @@ void IndexerDaemon::Stop() {
 }
 
 void IndexerDaemon::StartFollowerLocked(const Key& key) {
-  auto channel = grpc::CreateChannel(key.first, grpc::InsecureChannelCredentials());
+  // A change event carries an issue with all its comments; one long thread can exceed gRPC's
+  // default 4 MB message limit, and a refused batch would be re-sent forever.
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  auto channel = grpc::CreateCustomChannel(key.first, grpc::InsecureChannelCredentials(), args);
   auto follower = std::make_unique<FeedFollower>(key.first, std::move(channel), key.second,
                                                  writer_, clock_, options_.follower);
   follower->Start();

@@ -64,6 +64,7 @@ class Cluster {
   const std::string& coordinator_address() const { return coordinator_address_; }
   const std::string& search_address() const { return search_address_; }
   const std::string& work_dir() const { return options_.work_dir; }
+  const std::string& bin_dir() const { return options_.bin_dir; }
   int num_workers() const { return static_cast<int>(workers_.size()); }
   std::string worker_id(int i) const { return "worker-" + std::to_string(i); }
 

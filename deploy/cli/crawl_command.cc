@@ -230,34 +230,46 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
   };
 
   const absl::Time start = clock->Now();
-  // Hand out leases until every named repository has been crawled once.
+  // Hand out leases until every named repository has been crawled once. Whatever happens, the
+  // crawl threads and the heartbeat thread are joined before returning.
   std::set<std::string> pending(slugs.begin(), slugs.end());
-  while (true) {
-    const int free_slots = options.parallel - running.load();
-    if (free_slots > 0 && !pending.empty()) {
-      v1::AcquireLeasesRequest acq;
-      acq.set_worker_id(kLocalWorker);
-      acq.set_max_leases(free_slots);
-      ASSIGN_OR_RETURN(v1::AcquireLeasesResponse leases, coord->AcquireLeases(acq));
-      for (const v1::Lease& lease : leases.leases()) {
-        pending.erase(lease.repo_slug());
-        running.fetch_add(1);
-        {
-          absl::MutexLock lock(&mu);
-          v1::LeaseRef ref;
-          ref.set_repo(lease.repo_slug());
-          ref.set_epoch(lease.epoch());
-          held.push_back(ref);
+  auto hand_out = [&]() -> absl::Status {
+    while (true) {
+      const int free_slots = options.parallel - running.load();
+      if (free_slots > 0 && !pending.empty()) {
+        v1::AcquireLeasesRequest acq;
+        acq.set_worker_id(kLocalWorker);
+        acq.set_max_leases(free_slots);
+        absl::StatusOr<v1::AcquireLeasesResponse> leases = coord->AcquireLeases(acq);
+        if (!leases.ok() && (leases.status().code() == absl::StatusCode::kFailedPrecondition ||
+                             leases.status().code() == absl::StatusCode::kNotFound)) {
+          // Declared dead (the process was suspended past the worker timeout): register again.
+          RETURN_IF_ERROR(coord->RegisterWorker(reg).status());
+          continue;
         }
-        threads.emplace_back(crawl_one, lease);
+        RETURN_IF_ERROR(leases.status());
+        for (const v1::Lease& lease : leases->leases()) {
+          pending.erase(lease.repo_slug());
+          running.fetch_add(1);
+          {
+            absl::MutexLock lock(&mu);
+            v1::LeaseRef ref;
+            ref.set_repo(lease.repo_slug());
+            ref.set_epoch(lease.epoch());
+            held.push_back(ref);
+          }
+          threads.emplace_back(crawl_one, lease);
+        }
       }
+      if (pending.empty() && running.load() == 0) return absl::OkStatus();
+      absl::SleepFor(absl::Milliseconds(50));
     }
-    if (pending.empty() && running.load() == 0) break;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  };
+  const absl::Status handed_out = hand_out();
   for (std::thread& t : threads) t.join();
   finished.store(true);
   heartbeat.join();
+  RETURN_IF_ERROR(handed_out);
   board.Finish(clock->Now());
 
   ASSIGN_OR_RETURN(int64_t indexed, CatchUpIndex(*store, *writer));

@@ -210,8 +210,8 @@ absl::Status RunUp(const UpCommandOptions& options) {
   absl::PrintF(
       "\nThe cluster is running. Try:\n  %s/issuescope search --server %s 'is:open oom'\n"
       "  %s/issuescope status --coordinator %s\nPress Ctrl-C to stop.\n",
-      copts.bin_dir.empty() ? "build" : copts.bin_dir, cluster->search_address(),
-      copts.bin_dir.empty() ? "build" : copts.bin_dir, cluster->coordinator_address());
+      cluster->bin_dir(), cluster->search_address(), cluster->bin_dir(),
+      cluster->coordinator_address());
   while (!g_interrupted.load()) absl::SleepFor(absl::Milliseconds(200));
   for (const std::string& line : cluster->Stop()) absl::PrintF("stopped %s\n", line);
   return absl::OkStatus();

@@ -106,8 +106,8 @@ TEST(HttpStatusToStatusTest, MapsCodes) {
       {403, false, absl::StatusCode::kPermissionDenied},
       {403, true, absl::StatusCode::kResourceExhausted},
       {422, false, absl::StatusCode::kInvalidArgument},
-      {400, false, absl::StatusCode::kFailedPrecondition},
-      {301, false, absl::StatusCode::kFailedPrecondition},
+      {400, false, absl::StatusCode::kInvalidArgument},
+      {301, false, absl::StatusCode::kUnknown},
   };
   for (const auto& c : cases) {
     absl::Status s = HttpStatusToStatus(c.http, "GET https://x/y", c.rate_limited);

@@ -448,7 +448,7 @@ TEST_F(RepoCrawlerTest, NextLinkToAnotherHostIsRefused) {
                 {{"Link", "<https://evil.example/steal?page=2>; rel=\"next\""}});
   auto result = Crawl(Lease());
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(http_.Requests().size(), 2u);
 }
 
