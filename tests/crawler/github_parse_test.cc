@@ -1,5 +1,6 @@
 // ParseIssue(sPage), ParseComment(sPage), ParseRepository: field mapping, nulls, PRs, and the
 // messages of bad input.
+#include <ostream>
 #include <string>
 
 #include "common/time_util.h"
@@ -85,6 +86,9 @@ struct BadCase {
   const char* body;
   const char* want_in_message;
 };
+
+// PrintTo names a case by its name in test listings.
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
 
 class BadIssuePageTest : public ::testing::TestWithParam<BadCase> {};
 

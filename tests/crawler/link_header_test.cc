@@ -1,5 +1,6 @@
 // ParseLinkHeader, ParseRateLimit, ParseRetryAfter and HttpStatusToStatus.
 #include <map>
+#include <ostream>
 #include <string>
 
 #include "crawler/github_client.h"
@@ -16,6 +17,9 @@ struct LinkCase {
   const char* header;
   Links want;
 };
+
+// PrintTo names a case by its name in test listings.
+void PrintTo(const LinkCase& c, std::ostream* os) { *os << c.name; }
 
 class LinkHeaderTest : public ::testing::TestWithParam<LinkCase> {};
 
