@@ -166,27 +166,26 @@ class RepoCrawler::Run {
     return d * jitter(rng_);
   }
 
-  // WaitForBudget sleeps until the rate budget resets when the tracker said it is spent.
+  // WaitForBudget sleeps until the token's rate budget resets when the tracker said it is
+  // spent (to this crawl or to another one sharing the token's RateBudget).
   absl::Status WaitForBudget() {
-    if (rate_.remaining != 0 || rate_.reset == absl::InfinitePast()) return absl::OkStatus();
-    const absl::Duration wait = rate_.reset + absl::Seconds(1) - c_->clock_->Now();
+    const absl::Time until = c_->budget_->SpentUntil(c_->clock_->Now());
+    if (until == absl::InfinitePast()) return absl::OkStatus();
+    const absl::Duration wait = until - c_->clock_->Now();
     if (wait > kMaxRateWait) {
       return absl::ResourceExhaustedError(absl::StrCat(
-          "rate limit of ", slug_, " spent until ", FormatRfc3339(rate_.reset), ", too far away"));
+          "rate limit of ", slug_, " spent until ", FormatRfc3339(until), ", too far away"));
     }
-    if (wait > absl::ZeroDuration()) {
-      spdlog::info("rate limit spent for {}; waiting {} until reset", slug_,
-                   absl::FormatDuration(wait));
-      RETURN_IF_ERROR(Sleep(wait));
-    }
-    rate_.remaining = -1;  // unknown until the next response
-    return absl::OkStatus();
+    spdlog::info("rate limit spent for {}; waiting {} until reset", slug_,
+                 absl::FormatDuration(wait));
+    return Sleep(wait);
   }
 
   void NoteRate(const HttpHeaders& headers) {
     RateLimit rl = ParseRateLimit(headers);
     if (rl.remaining >= 0) {
       rate_ = rl;
+      c_->budget_->Update(rl);
       progress_.rate_remaining = rl.remaining;
       progress_.rate_reset = rl.reset;
     }
@@ -528,7 +527,11 @@ class RepoCrawler::Run {
 
 RepoCrawler::RepoCrawler(HttpTransport* transport, IssueStore* store, Clock* clock,
                          CrawlerOptions options)
-    : transport_(transport), store_(store), clock_(clock), options_(std::move(options)) {}
+    : transport_(transport),
+      store_(store),
+      clock_(clock),
+      options_(std::move(options)),
+      budget_(options_.budget ? options_.budget : std::make_shared<RateBudget>()) {}
 
 absl::StatusOr<CrawlProgress> RepoCrawler::Crawl(
     const v1::Lease& lease, const std::function<absl::Status(const CrawlProgress&)>& on_progress) {

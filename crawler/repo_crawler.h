@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -24,6 +25,7 @@
 #include "common/clock.h"
 #include "crawler/http_transport.h"
 #include "crawler/issue_store.h"
+#include "crawler/rate_budget.h"
 #include "issuescope/v1/coordinator.pb.h"
 
 namespace issuescope::crawler {
@@ -48,6 +50,9 @@ struct CrawlerOptions {
   int max_repair_passes = 3;
   // Seed of the backoff jitter (deterministic under a FakeClock). Default: 1.
   uint64_t jitter_seed = 1;
+  // The token's rate budget, shared by every crawl using the token in this process. Default:
+  // null, meaning a budget of this crawler's own.
+  std::shared_ptr<RateBudget> budget;
 };
 
 // CrawlProgress is what a crawl reports after each stored page and at the end.
@@ -93,6 +98,7 @@ class RepoCrawler {
   IssueStore* store_;
   Clock* clock_;
   CrawlerOptions options_;
+  std::shared_ptr<RateBudget> budget_;
   std::atomic<bool> cancelled_{false};
 };
 

@@ -46,7 +46,10 @@ CrawlerWorker::CrawlerWorker(WorkerOptions options,
       stub_(v1::Coordinator::NewStub(std::move(coordinator))),
       transport_(transport),
       store_(store),
-      clock_(clock) {}
+      clock_(clock) {
+  // One token per worker: all of its crawls share what the tracker says about its budget.
+  if (!options_.crawler.budget) options_.crawler.budget = std::make_shared<RateBudget>();
+}
 
 CrawlerWorker::~CrawlerWorker() { Stop(); }
 

@@ -150,6 +150,7 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
 
   crawler::CrawlerOptions crawler_options;
   crawler_options.token = token;
+  crawler_options.budget = std::make_shared<crawler::RateBudget>();  // shared by all crawls
   ProgressBoard board(stderr, isatty(STDERR_FILENO) != 0);
   for (const std::string& slug : slugs) board.Update(slug, RepoLine{});
 

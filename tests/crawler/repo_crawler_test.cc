@@ -342,6 +342,38 @@ TEST_F(RepoCrawlerTest, SpentRateBudgetWaitsUntilResetBeforeTheNextRequest) {
   EXPECT_EQ(result->counters.retries(), 0);
 }
 
+TEST_F(RepoCrawlerTest, CrawlsSharingATokenShareItsSpentBudget) {
+  // Crawl A's last response says the token's budget is spent; crawl B, a different crawler
+  // sharing the token's RateBudget, must not send anything before the reset. Without a shared
+  // budget (the control), B would start at once.
+  for (const bool shared : {true, false}) {
+    SCOPED_TRACE(shared ? "shared budget" : "separate budgets");
+    const size_t base = http_.Requests().size();
+    const absl::Time start = clock_.Now();
+    const absl::Time reset = start + absl::Seconds(300);
+    const Headers spent = {{"X-RateLimit-Remaining", "0"},
+                           {"X-RateLimit-Reset", absl::StrCat(absl::ToUnixSeconds(reset))}};
+    options_.budget = shared ? std::make_shared<RateBudget>() : nullptr;
+    ScriptRepo();
+    http_.Respond(kIssues, 200, "[]");
+    http_.Respond(kComments, 200, "[]", spent);
+    ASSERT_TRUE(Crawl(Lease()).ok());
+    ASSERT_EQ(http_.Requests().size(), base + 3);
+    EXPECT_LT(http_.Requests().back().at, reset);
+
+    ScriptRepo();
+    http_.Respond(kIssues, 200, "[]");
+    http_.Respond(kComments, 200, "[]");
+    ASSERT_TRUE(Crawl(Lease()).ok());
+    ASSERT_EQ(http_.Requests().size(), base + 6);
+    if (shared) {
+      EXPECT_GE(http_.Requests()[base + 3].at, reset + absl::Seconds(1));
+    } else {
+      EXPECT_LT(http_.Requests()[base + 3].at, reset);
+    }
+  }
+}
+
 TEST_F(RepoCrawlerTest, SecondaryRateLimitWaitsForRetryAfter) {
   ScriptRepo();
   http_.Respond(kIssues, 403,
