@@ -1,9 +1,10 @@
 #include "common/index_document.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
@@ -11,6 +12,9 @@
 
 namespace issuescope::index {
 namespace {
+
+// Hex digits of each of the three parts of an encoded IndexVersion.
+constexpr size_t kVersionPartDigits = 16;
 
 // Xapian terms are limited to 245 bytes; longer boolean values are truncated.
 constexpr size_t kMaxTermBytes = 240;
@@ -46,10 +50,57 @@ int64_t Nanos(const google::protobuf::Timestamp& ts) {
 
 std::string NormalizeTermValue(const std::string& value) { return absl::AsciiStrToLower(value); }
 
-int64_t IssueVersion(const v1::IssueWithComments& issue) {
-  int64_t version = Nanos(issue.issue().updated_at());
-  for (const v1::Comment& c : issue.comments()) version = std::max(version, Nanos(c.updated_at()));
+IndexVersion IssueVersion(const v1::IssueWithComments& issue) {
+  IndexVersion version;
+  version.issue_updated_ns = Nanos(issue.issue().updated_at());
+  for (const v1::Comment& c : issue.comments()) {
+    version.comments_updated_ns = std::max(version.comments_updated_ns, Nanos(c.updated_at()));
+  }
+  version.fetched_ns = Nanos(issue.issue().fetched_at());
   return version;
+}
+
+std::string IndexVersion::Encode() const {
+  std::string out;
+  out.reserve(3 * kVersionPartDigits);
+  for (int64_t part : {issue_updated_ns, comments_updated_ns, fetched_ns}) {
+    // Offset binary: flipping the sign bit makes unsigned order equal signed order.
+    const uint64_t biased = static_cast<uint64_t>(part) ^ (uint64_t{1} << 63);
+    absl::StrAppend(&out, absl::Hex(biased, absl::kZeroPad16));
+  }
+  return out;
+}
+
+std::optional<IndexVersion> IndexVersion::Decode(absl::string_view encoded) {
+  if (encoded.size() != 3 * kVersionPartDigits) return std::nullopt;
+  int64_t parts[3];
+  for (int i = 0; i < 3; ++i) {
+    absl::string_view hex = encoded.substr(i * kVersionPartDigits, kVersionPartDigits);
+    uint64_t biased = 0;
+    for (char ch : hex) {
+      int digit;
+      if (ch >= '0' && ch <= '9') {
+        digit = ch - '0';
+      } else if (ch >= 'a' && ch <= 'f') {
+        digit = ch - 'a' + 10;
+      } else {
+        return std::nullopt;
+      }
+      biased = (biased << 4) | static_cast<uint64_t>(digit);
+    }
+    parts[i] = static_cast<int64_t>(biased ^ (uint64_t{1} << 63));
+  }
+  IndexVersion version;
+  version.issue_updated_ns = parts[0];
+  version.comments_updated_ns = parts[1];
+  version.fetched_ns = parts[2];
+  return version;
+}
+
+std::string IndexVersion::DebugString() const {
+  return absl::StrCat("{issue_updated_ns=", issue_updated_ns,
+                      " comments_updated_ns=", comments_updated_ns, " fetched_ns=", fetched_ns,
+                      "}");
 }
 
 Xapian::Document BuildDocument(const v1::IssueWithComments& iwc) {
@@ -101,7 +152,7 @@ Xapian::Document BuildDocument(const v1::IssueWithComments& iwc) {
   doc.add_value(kCommentsSlot, Xapian::sortable_serialise(issue.comment_count()));
   doc.add_value(kNumberSlot, Xapian::sortable_serialise(static_cast<double>(issue.number())));
   doc.add_value(kReactionsSlot, Xapian::sortable_serialise(issue.reactions()));
-  doc.add_value(kVersionSlot, std::to_string(IssueVersion(iwc)));
+  doc.add_value(kVersionSlot, IssueVersion(iwc).Encode());
 
   doc.set_data(iwc.SerializeAsString());
   return doc;
@@ -115,11 +166,14 @@ absl::StatusOr<v1::IssueWithComments> ReadDocument(const Xapian::Document& doc) 
   return iwc;
 }
 
-int64_t DocumentVersion(const Xapian::Document& doc) {
-  std::string v = doc.get_value(kVersionSlot);
-  int64_t version = 0;
-  if (v.empty() || !absl::SimpleAtoi(v, &version)) return 0;
-  return version;
+IndexVersion DocumentVersion(const Xapian::Document& doc) {
+  if (std::optional<IndexVersion> v = IndexVersion::Decode(doc.get_value(kVersionSlot))) {
+    return *v;
+  }
+  // An older document (the slot held one decimal number) or an unreadable slot: the stored
+  // issue itself tells its version.
+  absl::StatusOr<v1::IssueWithComments> stored = ReadDocument(doc);
+  return stored.ok() ? IssueVersion(*stored) : IndexVersion();
 }
 
 }  // namespace issuescope::index

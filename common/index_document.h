@@ -2,9 +2,13 @@
 // the indexer, which writes them, and the search service, which reads them back.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "issuescope/v1/model.pb.h"
 #include "xapian.h"
 
@@ -18,12 +22,44 @@ Xapian::Document BuildDocument(const v1::IssueWithComments& issue);
 // ReadDocument parses the data of a document made by BuildDocument.
 absl::StatusOr<v1::IssueWithComments> ReadDocument(const Xapian::Document& doc);
 
-// DocumentVersion returns the version a document was built from: the newest updated_at (in
-// unix nanoseconds) of the issue and its comments. 0 when absent.
-int64_t DocumentVersion(const Xapian::Document& doc);
+// IndexVersion orders copies of one issue, newest last: by the issue's updated_at, then by the
+// newest updated_at of its comments, then by the issue's fetched_at (all unix nanoseconds, 0
+// when absent). The issue's own state comes first, so a stale copy with an older issue state
+// never wins because one of its comments was edited later. A plain value; copyable.
+struct IndexVersion {
+  int64_t issue_updated_ns = 0;
+  int64_t comments_updated_ns = 0;
+  int64_t fetched_ns = 0;
 
-// IssueVersion computes the same version for an issue about to be indexed.
-int64_t IssueVersion(const v1::IssueWithComments& issue);
+  // Encode returns a fixed-width string (48 lower-case hex digits) whose byte order is the
+  // version order; it is what BuildDocument stores in kVersionSlot.
+  std::string Encode() const;
+  // Decode parses what Encode made; nullopt for anything else.
+  static std::optional<IndexVersion> Decode(absl::string_view encoded);
+  // DebugString renders the three parts for logs.
+  std::string DebugString() const;
+
+  // Comparisons: lexicographic over (issue_updated_ns, comments_updated_ns, fetched_ns).
+  friend bool operator<(const IndexVersion& a, const IndexVersion& b) {
+    return std::tie(a.issue_updated_ns, a.comments_updated_ns, a.fetched_ns) <
+           std::tie(b.issue_updated_ns, b.comments_updated_ns, b.fetched_ns);
+  }
+  friend bool operator>(const IndexVersion& a, const IndexVersion& b) { return b < a; }
+  friend bool operator<=(const IndexVersion& a, const IndexVersion& b) { return !(b < a); }
+  friend bool operator>=(const IndexVersion& a, const IndexVersion& b) { return !(a < b); }
+  friend bool operator==(const IndexVersion& a, const IndexVersion& b) {
+    return !(a < b) && !(b < a);
+  }
+  friend bool operator!=(const IndexVersion& a, const IndexVersion& b) { return !(a == b); }
+};
+
+// DocumentVersion returns the version of the issue a document was built from: decoded from
+// kVersionSlot, or (a document written before the slot held IndexVersion::Encode, or with an
+// unreadable slot) computed from the stored issue. The zero version when neither is readable.
+IndexVersion DocumentVersion(const Xapian::Document& doc);
+
+// IssueVersion computes the version of an issue about to be indexed.
+IndexVersion IssueVersion(const v1::IssueWithComments& issue);
 
 // NormalizeTermValue lower-cases a boolean term value (labels, logins, repos).
 std::string NormalizeTermValue(const std::string& value);

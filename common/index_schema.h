@@ -40,7 +40,7 @@ inline constexpr Xapian::valueno kUpdatedSlot = 1;    // unix seconds
 inline constexpr Xapian::valueno kClosedSlot = 2;     // unix seconds; empty while open
 inline constexpr Xapian::valueno kCommentsSlot = 3;   // comment count
 inline constexpr Xapian::valueno kNumberSlot = 4;     // issue number
-inline constexpr Xapian::valueno kVersionSlot = 5;    // newest updated_at of issue+comments (ns)
+inline constexpr Xapian::valueno kVersionSlot = 5;    // index::IndexVersion::Encode()
 inline constexpr Xapian::valueno kReactionsSlot = 6;  // reactions
 
 // Metadata keys. "feed:<store_id>" holds the highest consumed change-feed sequence number of

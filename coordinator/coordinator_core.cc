@@ -296,6 +296,14 @@ absl::StatusOr<v1::AcquireLeasesResponse> CoordinatorCore::AcquireLeases(
     RepoRecord copy = rec;
     v1::CrawlMode mode = rec.scheduled() != v1::CRAWL_MODE_UNSPECIFIED ? rec.scheduled()
                                                                        : v1::CRAWL_MODE_INCREMENTAL;
+    // The cursor describes another store's contents: this worker's store lacks what came
+    // before it, so an incremental crawl from it would leave issues missing from this store.
+    if (mode == v1::CRAWL_MODE_INCREMENTAL && rec.has_cursor() &&
+        rec.cursor_store_id() != self->second.record.store_id()) {
+      spdlog::info("{}: cursor was set by store '{}', granting a FULL crawl to store '{}'", slug,
+                   rec.cursor_store_id(), self->second.record.store_id());
+      mode = v1::CRAWL_MODE_FULL;
+    }
     copy.set_epoch(rec.epoch() + 1);
     copy.set_lease_worker(req.worker_id());
     *copy.mutable_lease_expires_at() = ToProto(now + options_.lease_ttl);
@@ -362,7 +370,11 @@ absl::StatusOr<v1::ReportProgressResponse> CoordinatorCore::ReportProgress(
   }
 
   if (req.has_counters()) *rec.mutable_counters() = req.counters();
-  if (req.has_cursor()) *rec.mutable_cursor() = req.cursor();
+  if (req.has_cursor()) {
+    *rec.mutable_cursor() = req.cursor();
+    // The lease is current, so its holder is a registered worker (CheckLeaseLocked).
+    rec.set_cursor_store_id(workers_[req.worker_id()].record.store_id());
+  }
   if (req.issues_estimated() > 0) rec.set_issues_estimated(req.issues_estimated());
   if (req.rate_remaining() != 0 || req.has_rate_reset()) {
     rec.set_rate_remaining(req.rate_remaining());

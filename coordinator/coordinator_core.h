@@ -12,6 +12,10 @@
 //    hands a worker only the repositories it owns among the live workers.
 //  - Each grant increments the repository's epoch, durably, before it is returned. Epochs are
 //    never reused, even across removal and re-adding of a repository.
+//  - A cursor belongs to the store it was reported for: ReportProgress records the reporting
+//    worker's store_id with it. An INCREMENTAL grant to a worker whose store_id differs (the
+//    repository failed over, or its worker re-registered with a wiped store) becomes FULL, so
+//    every store that crawls a repository holds all of it.
 //  - A lease ends when it expires (not renewed by Heartbeat/ReportProgress for `lease_ttl`),
 //    when its holder is declared dead (silent for `worker_timeout`), on ReleaseLease, on a
 //    final ReportProgress (done / error / moved_to), or when the repository is removed.

@@ -4,7 +4,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  librocksdb-dev libxapian-dev xapian-tools libabsl-dev libgtest-dev libgmock-dev
+  librocksdb-dev libxapian-dev xapian-tools libabsl-dev libgtest-dev libgmock-dev libre2-dev
   libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libtomlplusplus-dev
   libspdlog-dev libfmt-dev libzstd-dev zlib1g-dev
 )

@@ -160,12 +160,17 @@ absl::Status IndexWriter::ApplyLocked(const v1::ChangeBatch& batch, ApplyResult*
       const std::string term = EventIdTerm(event);
       if (has_issue) {
         Xapian::PostingIterator it = db_.postlist_begin(term);
-        if (it != db_.postlist_end(term) &&
-            index::DocumentVersion(db_.get_document(*it)) > index::IssueVersion(event.current())) {
-          spdlog::debug("store {} seq {}: {} is older than the indexed version; kept the indexed",
-                        batch.store_id(), event.seq(), term);
-          ++result->stale;
-          continue;
+        if (it != db_.postlist_end(term)) {
+          // Equal versions replace (a page applied twice rewrites the same document).
+          const index::IndexVersion indexed = index::DocumentVersion(db_.get_document(*it));
+          const index::IndexVersion incoming = index::IssueVersion(event.current());
+          if (incoming < indexed) {
+            spdlog::debug("store {} seq {}: {} version {} is older than the indexed {}; kept the "
+                          "indexed", batch.store_id(), event.seq(), term, incoming.DebugString(),
+                          indexed.DebugString());
+            ++result->stale;
+            continue;
+          }
         }
       }
       if (event.kind() == v1::CHANGE_KIND_DELETE || event.current().issue().deleted()) {

@@ -5,8 +5,9 @@
 // indexing is exactly-once across crashes: after a restart, a follower resumes from Position()
 // and every event it gets again is either already indexed or not indexed at all.
 //
-// An issue is never rolled back: an incoming version (index::IssueVersion) older than the indexed
-// one (index::DocumentVersion) is skipped; equal versions replace.
+// An issue is never rolled back: an incoming version (index::IssueVersion: the issue's updated_at,
+// then its newest comment's, then its fetched_at) older than the indexed one
+// (index::DocumentVersion) is skipped; equal versions replace.
 //
 // Commits: by default every Apply commits. With IndexWriterOptions::max_pending_events > 0,
 // Applies are grouped into one Xapian transaction that commits when it holds that many events,

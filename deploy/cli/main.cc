@@ -7,6 +7,7 @@
 #include "deploy/cli/crawl_command.h"
 #include "deploy/cli/query_commands.h"
 #include "deploy/cli/status_command.h"
+#include "deploy/cli/taxonomy_command.h"
 #include "deploy/cli/up_command.h"
 
 namespace {
@@ -80,6 +81,60 @@ int main(int argc, char** argv) {
   status_cmd->add_flag("--json", status.json, "print JSON");
   status_cmd->add_flag("--watch", status.watch, "refresh every second");
 
+  auto* taxonomy_cmd = app.add_subcommand(
+      "taxonomy", "train, evaluate and run the issue classifier (see docs/TAXONOMY.md)");
+  taxonomy_cmd->require_subcommand(1);
+  issuescope::cli::TaxonomyTrainOptions tax_train;
+  auto* train_cmd = taxonomy_cmd->add_subcommand("train", "train a classifier model");
+  train_cmd->add_option("--data", tax_train.data, "labelled issues, JSONL or CSV")->required();
+  train_cmd->add_option("--out", tax_train.out, "model file to write")->required();
+  train_cmd->add_option("--taxonomy", tax_train.taxonomy, "taxonomy file (default: llm-dl/1)");
+  train_cmd->add_option("--epochs", tax_train.epochs, "training passes")->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  train_cmd->add_option("--hash-bits", tax_train.hash_bits, "feature buckets = 2^bits")
+      ->capture_default_str()->check(CLI::Range(8, 24));
+  train_cmd->add_option("--max-body-tokens", tax_train.max_body_tokens,
+                        "body tokens used as features")->capture_default_str();
+  train_cmd->add_option("--learning-rate", tax_train.learning_rate, "AdaGrad learning rate")
+      ->capture_default_str();
+  train_cmd->add_option("--l2", tax_train.l2, "L2 penalty per update")->capture_default_str();
+  train_cmd->add_option("--seed", tax_train.seed, "seed of the example order")
+      ->capture_default_str();
+  train_cmd->add_option("--algorithm", tax_train.algorithm, "logreg, naive-bayes or both")
+      ->capture_default_str();
+  train_cmd->add_option("--nb-alpha", tax_train.nb_alpha, "naive Bayes smoothing")
+      ->capture_default_str();
+  train_cmd->add_option("--title-char-ngrams", tax_train.title_char_ngrams,
+                        "character n-grams of title words (0: none)")
+      ->capture_default_str()->check(CLI::Range(0, 8));
+  train_cmd->add_option("--title-weight", tax_train.title_weight,
+                        "weight of the title's features against the body's")
+      ->capture_default_str();
+  train_cmd->add_option("--ensemble", tax_train.ensemble,
+                        "logistic regression heads per field (seeds seed, seed+1, ...)")
+      ->capture_default_str()->check(CLI::Range(1, 64));
+  issuescope::cli::TaxonomyEvalOptions tax_eval;
+  auto* eval_cmd = taxonomy_cmd->add_subcommand("eval", "evaluate against gold tags");
+  eval_cmd->add_option("--data", tax_eval.data, "labelled issues, JSONL or CSV")->required();
+  eval_cmd->add_option("--model", tax_eval.model, "model file (default: rules and labels only)");
+  eval_cmd->add_option("--taxonomy", tax_eval.taxonomy, "taxonomy file (default: llm-dl/1)");
+  eval_cmd->add_flag("--json", tax_eval.json, "print JSON");
+  eval_cmd->add_option("--positive", tax_eval.positive,
+                       "score a binary detector, e.g. bug or bug.performance");
+  eval_cmd->add_option("--kind-cue-weight", tax_eval.kind_cue_weight,
+                       "score of a matched kind cue next to the model probability")
+      ->capture_default_str();
+  eval_cmd->add_option("--theme-model-weight", tax_eval.theme_model_weight,
+                       "weight of the theme model's probability next to cue counts")
+      ->capture_default_str();
+  issuescope::cli::TaxonomyClassifyOptions tax_classify;
+  auto* classify_cmd = taxonomy_cmd->add_subcommand("classify", "tag issues from a file");
+  classify_cmd->add_option("--input", tax_classify.input, "issues, JSONL or CSV")->required();
+  classify_cmd->add_option("--model", tax_classify.model,
+                           "model file (default: rules and labels only)");
+  classify_cmd->add_option("--taxonomy", tax_classify.taxonomy,
+                           "taxonomy file (default: llm-dl/1)");
+
   CLI11_PARSE(app, argc, argv);
   issuescope::InitLogging("issuescope", log_level);
 
@@ -94,5 +149,8 @@ int main(int argc, char** argv) {
     return Finish(issuescope::cli::RunUp(up));
   }
   if (*status_cmd) return Finish(issuescope::cli::RunStatus(status));
+  if (*train_cmd) return Finish(issuescope::cli::RunTaxonomyTrain(tax_train));
+  if (*eval_cmd) return Finish(issuescope::cli::RunTaxonomyEval(tax_eval));
+  if (*classify_cmd) return Finish(issuescope::cli::RunTaxonomyClassify(tax_classify));
   return 2;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/index_document.h"
 #include "common/index_schema.h"
 #include "gtest/gtest.h"
 #include "tests/indexer/test_issues.h"
@@ -143,6 +144,15 @@ TEST(IndexWriterTest, VersionsDecideBetweenIndexedAndIncoming) {
   v1::Comment* comment = newer_comment.add_comments();
   comment->set_body("a newer comment");
   comment->mutable_updated_at()->set_seconds(250);
+  // A stale worker's copy: an older issue state whose comment was edited after the indexed
+  // issue state. The issue's own updated_at decides first.
+  v1::IssueWithComments older_issue_newer_comment = issue_at("stale state", 150);
+  v1::Comment* late = older_issue_newer_comment.add_comments();
+  late->set_body("edited late");
+  late->mutable_updated_at()->set_seconds(400);
+  // The same issue state fetched later: fetch time breaks the tie.
+  v1::IssueWithComments fetched_later = issue_at("fetched later", 200);
+  fetched_later.mutable_issue()->mutable_fetched_at()->set_seconds(900);
   const std::vector<Case> cases = {
       {"newer version replaces", Upsert(2, issue_at("newer", 300)), "newer", {0, 1, 0, 0, 0}},
       {"equal version replaces", Upsert(2, issue_at("same time", 200)), "same time",
@@ -150,6 +160,10 @@ TEST(IndexWriterTest, VersionsDecideBetweenIndexedAndIncoming) {
       {"older version is skipped", Upsert(2, issue_at("older", 150)), "current",
        {0, 0, 0, 1, 0}},
       {"newer comment makes a newer version", Upsert(2, newer_comment), "current",
+       {0, 1, 0, 0, 0}},
+      {"older issue with a newer comment edit is skipped", Upsert(2, older_issue_newer_comment),
+       "current", {0, 0, 0, 1, 0}},
+      {"same issue state fetched later replaces", Upsert(2, fetched_later), "fetched later",
        {0, 1, 0, 0, 0}},
       {"delete without state removes", Delete(2, "a/b", 1), "", {0, 0, 1, 0, 0}},
       {"delete newer than indexed removes", newer_delete, "", {0, 0, 1, 0, 0}},
@@ -172,6 +186,84 @@ TEST(IndexWriterTest, VersionsDecideBetweenIndexedAndIncoming) {
       EXPECT_EQ(TitleOf(*writer, "a/b", 1), c.want_title);
     }
   }
+}
+
+// The issue's updated_at orders first, then its newest comment's updated_at, then fetched_at,
+// whatever order two stores' copies arrive in.
+TEST(IndexWriterTest, IssueStateOrdersBeforeCommentEdits) {
+  // Store "new" holds the newer issue state (closed at 300) with a comment last edited at 250;
+  // store "old" (a fenced-off worker) holds the open state of 200 whose comment was edited at
+  // 500 (an edit the newer store has not fetched yet).
+  v1::IssueWithComments newer_state = MakeIssue("a/b", 1, "closed state", 300);
+  newer_state.mutable_issue()->set_state(v1::ISSUE_STATE_CLOSED);
+  v1::Comment* c1 = newer_state.add_comments();
+  c1->set_body("first");
+  c1->mutable_updated_at()->set_seconds(250);
+  v1::IssueWithComments stale_state = MakeIssue("a/b", 1, "open state", 200);
+  v1::Comment* c2 = stale_state.add_comments();
+  c2->set_body("first, edited");
+  c2->mutable_updated_at()->set_seconds(500);
+  // Same issue updated_at as newer_state, newer comment edit: replaces.
+  v1::IssueWithComments newer_comment = newer_state;
+  newer_comment.mutable_issue()->set_title("closed state, comment edited");
+  newer_comment.mutable_comments(0)->mutable_updated_at()->set_seconds(600);
+
+  for (bool newer_first : {true, false}) {
+    SCOPED_TRACE(newer_first ? "newer state first" : "stale state first");
+    auto writer = OpenInMemory();
+    const v1::ChangeBatch from_new = Batch("new", 1, {Upsert(1, newer_state)});
+    const v1::ChangeBatch from_old = Batch("old", 1, {Upsert(1, stale_state)});
+    ApplyResult first, second;
+    ASSERT_TRUE(writer->Apply(newer_first ? from_new : from_old, &first).ok());
+    ASSERT_TRUE(writer->Apply(newer_first ? from_old : from_new, &second).ok());
+    EXPECT_EQ(TitleOf(*writer, "a/b", 1), "closed state");
+    EXPECT_EQ(second.stale, newer_first ? 1 : 0);
+    EXPECT_EQ(second.upserted, newer_first ? 0 : 1);
+
+    ApplyResult edited;
+    ASSERT_TRUE(writer->Apply(Batch("new", 2, {Upsert(2, newer_comment)}), &edited).ok());
+    EXPECT_EQ(edited.upserted, 1);
+    EXPECT_EQ(TitleOf(*writer, "a/b", 1), "closed state, comment edited");
+    // Replaying the edit (equal version) rewrites the same document; the stale copy still loses.
+    ApplyResult replay, stale;
+    ASSERT_TRUE(writer->Apply(Batch("new2", 1, {Upsert(1, newer_comment)}), &replay).ok());
+    EXPECT_EQ(replay.upserted, 1);
+    ASSERT_TRUE(writer->Apply(Batch("old", 2, {Upsert(2, stale_state)}), &stale).ok());
+    EXPECT_EQ(stale.stale, 1);
+    EXPECT_EQ(TitleOf(*writer, "a/b", 1), "closed state, comment edited");
+    EXPECT_EQ(writer->DocumentCount(), 1);
+  }
+}
+
+// The version slot's encoding sorts like the versions, and a document whose slot holds the
+// older decimal format still yields its version (from the stored issue).
+TEST(IndexVersionTest, EncodingOrdersLikeVersionsAndOldSlotsFallBack) {
+  using index::IndexVersion;
+  const std::vector<IndexVersion> ascending = {
+      {-5, 0, 0}, {0, 0, 0}, {0, 0, 1}, {0, 1, 0}, {1, -1, -1}, {1, 0, 0},
+      {1000000000LL * 1700000000, 7, 3}, {1000000000LL * 1700000001, 0, 0}};
+  for (size_t i = 0; i < ascending.size(); ++i) {
+    const std::string enc = ascending[i].Encode();
+    EXPECT_EQ(enc.size(), 48u);
+    auto decoded = IndexVersion::Decode(enc);
+    ASSERT_TRUE(decoded.has_value()) << enc;
+    EXPECT_EQ(*decoded, ascending[i]) << decoded->DebugString();
+    for (size_t j = i + 1; j < ascending.size(); ++j) {
+      EXPECT_LT(ascending[i], ascending[j]) << i << " vs " << j;
+      EXPECT_LT(enc, ascending[j].Encode()) << i << " vs " << j;
+    }
+  }
+  EXPECT_FALSE(IndexVersion::Decode("1700000000000000000").has_value());
+  EXPECT_FALSE(IndexVersion::Decode(std::string(48, 'g')).has_value());
+
+  v1::IssueWithComments iwc = MakeIssue("a/b", 1, "t", 300);
+  iwc.add_comments()->mutable_updated_at()->set_seconds(250);
+  Xapian::Document doc = index::BuildDocument(iwc);
+  EXPECT_EQ(index::DocumentVersion(doc), index::IssueVersion(iwc));
+  doc.add_value(index::kVersionSlot, "300000000000");  // the old format: max updated_at in ns
+  const IndexVersion fallback = index::DocumentVersion(doc);
+  EXPECT_EQ(fallback.issue_updated_ns, 300000000000LL);
+  EXPECT_EQ(fallback.comments_updated_ns, 250000000000LL);
 }
 
 TEST(IndexWriterTest, UpsertWithoutIssueIsSkippedButConsumed) {

@@ -1,0 +1,183 @@
+#include "indexer/classifier.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace issuescope::classifier {
+namespace {
+
+// Prefix returns the first `parts` dot-separated components of a node id.
+std::string Prefix(const std::string& id, int parts) {
+  size_t pos = 0;
+  for (int i = 0; i < parts; ++i) {
+    pos = id.find('.', pos == 0 && i == 0 ? 0 : pos + 1);
+    if (pos == std::string::npos) return id;
+  }
+  return id.substr(0, pos);
+}
+
+int Depth(const std::string& id) { return 1 + static_cast<int>(std::count(id.begin(), id.end(), '.')); }
+
+std::string Probability(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "p=%.3f", p);
+  return buf;
+}
+
+}  // namespace
+
+Classifier::Classifier(const taxonomy::Taxonomy* taxonomy, const LinearModel* model,
+                       ClassifierOptions options)
+    : taxonomy_(taxonomy), model_(model), options_(options), matcher_(taxonomy) {}
+
+Classification Classifier::Classify(const IssueText& issue) const {
+  Classification out;
+  out.taxonomy = taxonomy_->Tag();
+  const std::vector<taxonomy::CueMatch> cues =
+      matcher_.Match(absl::StrCat(issue.title, "\n", issue.body));
+  const std::vector<taxonomy::LabelMatch> labels = matcher_.MapLabels(issue.labels, issue.repo);
+  FeatureVector features;
+  if (model_ != nullptr) features = Featurize(issue, model_->features());
+
+  // Model probabilities per head, keyed by class.
+  auto head_probs = [&](const char* name) {
+    std::map<std::string, double> probs;
+    if (model_ == nullptr) return probs;
+    for (const auto& [cls, p] : model_->Probabilities(name, features)) probs[cls] = p;
+    return probs;
+  };
+
+  // --- kind ---
+  std::vector<std::string> candidates;
+  for (const auto& k : taxonomy_->kinds) candidates.push_back(k.id);
+  const std::map<std::string, double> kind_probs = head_probs("kind");
+  for (const auto& [cls, p] : kind_probs) {
+    if (std::find(candidates.begin(), candidates.end(), cls) == candidates.end()) {
+      candidates.push_back(cls);
+    }
+  }
+  std::map<std::string, double> kind_score;
+  std::map<std::string, int> kind_cue_count;
+  for (const std::string& k : candidates) kind_score[k] = 0;
+  for (const auto& [cls, p] : kind_probs) {
+    kind_score[cls] += p;
+    out.evidence.push_back({"model", cls, Probability(p), p});
+  }
+  for (const auto& m : cues) {
+    if (Depth(m.node) != 1 || m.node == "llm") continue;
+    if (++kind_cue_count[m.node] <= 3) kind_score[m.node] += options_.kind_cue_weight;
+    out.evidence.push_back({"cue", m.node, m.cue, options_.kind_cue_weight});
+  }
+  for (const auto& l : labels) {
+    if (l.target == "llm" || Depth(l.target) != 1) continue;
+    kind_score[l.target] += options_.label_weight;
+    out.evidence.push_back({"label", l.target, l.label, options_.label_weight});
+  }
+  double best = 0;
+  for (const std::string& k : candidates) {
+    if (kind_score[k] > best) {
+      best = kind_score[k];
+      out.kind = k;
+    }
+  }
+  if (out.kind.empty()) {
+    out.kind = candidates.front();
+    out.evidence.push_back({"default", out.kind, "no label, cue or model signal", 0});
+  }
+  out.kind_scores = kind_score;
+
+  // --- themes and sub-themes of the chosen kind ---
+  const taxonomy::Kind* kind = taxonomy_->FindKind(out.kind);
+  std::map<std::string, double> node_score;  // theme and sub-theme ids
+  std::set<std::pair<std::string, std::string>> seen_cue;
+  for (const auto& m : cues) {
+    if (Depth(m.node) < 2 || Prefix(m.node, 1) != out.kind) continue;
+    // A cue counts once per theme even when a theme and its sub-themes list it.
+    const bool first_in_theme = seen_cue.insert({Prefix(m.node, 2), m.cue}).second;
+    if (Depth(m.node) == 3) node_score[m.node] += 1.0;
+    if (first_in_theme) node_score[Prefix(m.node, 2)] += 1.0;
+    out.evidence.push_back({"cue", m.node, m.cue, 1.0});
+  }
+  for (const auto& l : labels) {
+    if (Depth(l.target) < 2 || Prefix(l.target, 1) != out.kind) continue;
+    node_score[l.target] += options_.label_weight;
+    if (Depth(l.target) == 3) node_score[Prefix(l.target, 2)] += options_.label_weight;
+    out.evidence.push_back({"label", l.target, l.label, options_.label_weight});
+  }
+  for (const char* head : {"theme", "subtheme"}) {
+    for (const auto& [cls, p] : head_probs(head)) {
+      if (Prefix(cls, 1) != out.kind || p < 0.05) continue;
+      node_score[cls] += options_.theme_model_weight * p;
+      if (Depth(cls) == 3) node_score[Prefix(cls, 2)] += options_.theme_model_weight * p;
+      out.evidence.push_back({"model", cls, Probability(p), p});
+    }
+  }
+  if (kind != nullptr) {
+    std::vector<const taxonomy::Theme*> ranked;
+    for (const auto& t : kind->themes) {
+      if (node_score[t.id] > 0) ranked.push_back(&t);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [&](const taxonomy::Theme* a, const taxonomy::Theme* b) {
+                       double sa = node_score[a->id], sb = node_score[b->id];
+                       if (sa != sb) return sa > sb;
+                       return a->priority > b->priority;
+                     });
+    if (!ranked.empty()) {
+      out.theme = ranked[0]->id;
+      double threshold = std::max(options_.secondary_min_score,
+                                  options_.secondary_ratio * node_score[out.theme]);
+      std::vector<const taxonomy::Theme*> chosen = {ranked[0]};
+      for (size_t i = 1; i < ranked.size(); ++i) {
+        if (node_score[ranked[i]->id] >= threshold) {
+          out.secondary_themes.push_back(ranked[i]->id);
+          chosen.push_back(ranked[i]);
+        }
+      }
+      for (const taxonomy::Theme* t : chosen) {
+        std::vector<const taxonomy::SubTheme*> subs;
+        for (const auto& s : t->subthemes) {
+          if (node_score[s.id] > 0) subs.push_back(&s);
+        }
+        std::stable_sort(subs.begin(), subs.end(),
+                         [&](const taxonomy::SubTheme* a, const taxonomy::SubTheme* b) {
+                           return node_score[a->id] > node_score[b->id];
+                         });
+        for (const auto* s : subs) out.subthemes.push_back(s->id);
+        if (t == chosen.front() && !subs.empty()) out.subtheme = subs.front()->id;
+      }
+    }
+  }
+
+  // --- llm ---
+  std::set<std::string> llm_cues;
+  for (const auto& m : cues) {
+    if (m.node != "llm" || !llm_cues.insert(m.cue).second) continue;
+    out.llm = true;
+    out.evidence.push_back({"cue", "llm", m.cue, 1.0});
+  }
+  const std::string repo = absl::AsciiStrToLower(issue.repo);
+  for (const std::string& r : taxonomy_->llm_repos) {
+    if (!repo.empty() && r == repo) {
+      out.llm = true;
+      out.evidence.push_back({"repo", "llm", issue.repo, 1.0});
+    }
+  }
+  for (const auto& l : labels) {
+    if (l.target != "llm") continue;
+    out.llm = true;
+    out.evidence.push_back({"label", "llm", l.label, options_.label_weight});
+  }
+  const auto llm_probs = head_probs("llm");
+  if (auto it = llm_probs.find("true"); it != llm_probs.end() && it->second > 0.5) {
+    out.llm = true;
+    out.evidence.push_back({"model", "llm", Probability(it->second), it->second});
+  }
+  return out;
+}
+
+}  // namespace issuescope::classifier

@@ -1,0 +1,115 @@
+#include "indexer/classifier_eval.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace issuescope::classifier {
+
+EvalReport Evaluate(const std::string& field, const std::vector<std::string>& gold,
+                    const std::vector<std::string>& predicted) {
+  EvalReport report;
+  report.field = field;
+  report.examples = static_cast<int>(std::min(gold.size(), predicted.size()));
+  std::set<std::string> gold_set(gold.begin(), gold.end());
+  std::vector<std::string> names(gold_set.begin(), gold_set.end());
+  std::set<std::string> extra;
+  for (const std::string& p : predicted) {
+    if (gold_set.count(p) == 0) extra.insert(p);
+  }
+  names.insert(names.end(), extra.begin(), extra.end());
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < names.size(); ++i) index[names[i]] = i;
+  report.confusion.assign(names.size(), std::vector<int>(names.size(), 0));
+  int correct = 0;
+  for (int i = 0; i < report.examples; ++i) {
+    report.confusion[index[gold[i]]][index[predicted[i]]]++;
+    correct += gold[i] == predicted[i];
+  }
+  report.accuracy = report.examples ? static_cast<double>(correct) / report.examples : 0;
+  double f1_sum = 0;
+  for (size_t c = 0; c < names.size(); ++c) {
+    ClassMetrics m;
+    m.name = names[c];
+    m.correct = report.confusion[c][c];
+    for (size_t o = 0; o < names.size(); ++o) {
+      m.support += report.confusion[c][o];
+      m.predicted += report.confusion[o][c];
+    }
+    m.precision = m.predicted ? static_cast<double>(m.correct) / m.predicted : 0;
+    m.recall = m.support ? static_cast<double>(m.correct) / m.support : 0;
+    m.f1 = m.precision + m.recall > 0 ? 2 * m.precision * m.recall / (m.precision + m.recall) : 0;
+    if (gold_set.count(m.name)) f1_sum += m.f1;
+    report.classes.push_back(m);
+  }
+  report.macro_f1 = gold_set.empty() ? 0 : f1_sum / static_cast<double>(gold_set.size());
+  return report;
+}
+
+std::string FormatReport(const EvalReport& report) {
+  size_t width = 9;
+  for (const auto& c : report.classes) width = std::max(width, c.name.size());
+  const int w = static_cast<int>(width);
+  std::string out = absl::StrCat(report.field, ": ", report.examples, " examples\n");
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-*s %9s %9s %9s %8s %9s\n", w, "class", "precision",
+                "recall", "f1", "support", "predicted");
+  out += line;
+  for (const auto& c : report.classes) {
+    std::snprintf(line, sizeof(line), "%-*s %9.4f %9.4f %9.4f %8d %9d\n", w, c.name.c_str(),
+                  c.precision, c.recall, c.f1, c.support, c.predicted);
+    out += line;
+  }
+  std::snprintf(line, sizeof(line), "macro-F1 %.4f   accuracy %.4f\n", report.macro_f1,
+                report.accuracy);
+  out += line;
+  out += "confusion (rows: gold, columns: predicted)\n";
+  std::snprintf(line, sizeof(line), "%-*s", w, "");
+  out += line;
+  for (const auto& c : report.classes) {
+    std::snprintf(line, sizeof(line), " %*s", std::max<int>(6, static_cast<int>(c.name.size())),
+                  c.name.c_str());
+    out += line;
+  }
+  out += "\n";
+  for (size_t r = 0; r < report.classes.size(); ++r) {
+    std::snprintf(line, sizeof(line), "%-*s", w, report.classes[r].name.c_str());
+    out += line;
+    for (size_t c = 0; c < report.classes.size(); ++c) {
+      std::snprintf(line, sizeof(line), " %*d",
+                    std::max<int>(6, static_cast<int>(report.classes[c].name.size())),
+                    report.confusion[r][c]);
+      out += line;
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string ReportJson(const EvalReport& report) {
+  nlohmann::json j;
+  j["field"] = report.field;
+  j["examples"] = report.examples;
+  j["accuracy"] = report.accuracy;
+  j["macro_f1"] = report.macro_f1;
+  j["classes"] = nlohmann::json::array();
+  nlohmann::json labels = nlohmann::json::array();
+  for (const auto& c : report.classes) {
+    j["classes"].push_back({{"name", c.name},
+                            {"support", c.support},
+                            {"predicted", c.predicted},
+                            {"correct", c.correct},
+                            {"precision", c.precision},
+                            {"recall", c.recall},
+                            {"f1", c.f1}});
+    labels.push_back(c.name);
+  }
+  j["confusion"] = {{"labels", labels}, {"matrix", report.confusion}};
+  return j.dump();
+}
+
+}  // namespace issuescope::classifier

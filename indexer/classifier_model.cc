@@ -1,0 +1,311 @@
+#include "indexer/classifier_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace issuescope::classifier {
+namespace {
+
+constexpr char kFormat[] = "issuescope-classifier";
+constexpr int kFormatVersion = 1;
+
+// Round6 rounds to 6 significant digits so the file is compact and stable.
+double Round6(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return std::strtod(buf, nullptr);
+}
+
+void Softmax(std::vector<double>* scores) {
+  double max = *std::max_element(scores->begin(), scores->end());
+  double sum = 0;
+  for (double& s : *scores) {
+    s = std::exp(s - max);
+    sum += s;
+  }
+  for (double& s : *scores) s /= sum;
+}
+
+}  // namespace
+
+const Head* LinearModel::FindHead(absl::string_view name) const {
+  for (const Head& h : heads_) {
+    if (h.name == name) return &h;
+  }
+  return nullptr;
+}
+
+void LinearModel::AddHead(Head head) { heads_.push_back(std::move(head)); }
+
+std::vector<double> LinearModel::Predict(const Head& head, const FeatureVector& x) const {
+  const size_t k = head.classes.size();
+  std::vector<double> scores(head.bias.begin(), head.bias.end());
+  double mass = 0;
+  for (const auto& [bucket, value] : x) {
+    const float* row = &head.weights[static_cast<size_t>(bucket) * k];
+    for (size_t c = 0; c < k; ++c) scores[c] += row[c] * value;
+    mass += value;
+  }
+  for (size_t c = 0; c < head.length_weight.size() && c < k; ++c) {
+    scores[c] += head.length_weight[c] * mass;
+  }
+  Softmax(&scores);
+  return scores;
+}
+
+std::vector<std::pair<std::string, double>> LinearModel::Probabilities(
+    absl::string_view name, const FeatureVector& x) const {
+  std::vector<std::pair<std::string, double>> out;
+  int members = 0;
+  for (const Head& head : heads_) {
+    if (head.name != name) continue;
+    std::vector<double> p = Predict(head, x);
+    if (members == 0) {
+      for (size_t c = 0; c < p.size(); ++c) out.emplace_back(head.classes[c], p[c]);
+    } else if (head.classes.size() == out.size()) {
+      for (size_t c = 0; c < p.size(); ++c) out[c].second += p[c];
+    } else {
+      continue;
+    }
+    ++members;
+  }
+  for (auto& entry : out) entry.second /= std::max(members, 1);
+  return out;
+}
+
+absl::StatusOr<Head> TrainNaiveBayesHead(absl::string_view name,
+                                         const std::vector<FeatureVector>& x,
+                                         const std::vector<std::string>& y,
+                                         const FeatureOptions& features, double alpha) {
+  if (x.size() != y.size() || x.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("head '", name, "': no training examples"));
+  }
+  std::set<std::string> distinct(y.begin(), y.end());
+  if (distinct.size() < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("head '", name, "' needs at least two distinct gold classes, got ",
+                     distinct.size()));
+  }
+  Head head;
+  head.name = std::string(name);
+  head.type = "naive-bayes";
+  head.classes.assign(distinct.begin(), distinct.end());
+  const size_t k = head.classes.size();
+  const size_t dim = size_t{1} << features.hash_bits;
+  std::vector<double> counts(dim * k, 0.0), total(k, 0.0), docs(k, 0.0);
+  for (size_t i = 0; i < x.size(); ++i) {
+    size_t c = static_cast<size_t>(
+        std::lower_bound(head.classes.begin(), head.classes.end(), y[i]) - head.classes.begin());
+    docs[c] += 1;
+    for (const auto& [bucket, value] : x[i]) {
+      counts[static_cast<size_t>(bucket) * k + c] += value;
+      total[c] += value;
+    }
+  }
+  head.bias.resize(k);
+  head.length_weight.resize(k);
+  head.weights.assign(dim * k, 0.0f);
+  for (size_t c = 0; c < k; ++c) {
+    head.bias[c] = static_cast<float>(std::log(docs[c] / static_cast<double>(x.size())));
+    // log P(f|c) = log((n+a)/(T+aV)) = log((n+a)/a) + log(a/(T+aV)); the second term is the
+    // same for every feature, so it multiplies the feature mass.
+    head.length_weight[c] =
+        static_cast<float>(std::log(alpha / (total[c] + alpha * static_cast<double>(dim))));
+  }
+  for (size_t w = 0; w < dim * k; ++w) {
+    if (counts[w] > 0) head.weights[w] = static_cast<float>(std::log((counts[w] + alpha) / alpha));
+  }
+  return head;
+}
+
+absl::StatusOr<Head> TrainHead(absl::string_view name, const std::vector<FeatureVector>& x,
+                               const std::vector<std::string>& y, const FeatureOptions& features,
+                               const TrainOptions& options) {
+  if (x.size() != y.size() || x.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("head '", name, "': no training examples"));
+  }
+  std::set<std::string> distinct(y.begin(), y.end());
+  if (distinct.size() < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("head '", name, "' needs at least two distinct gold classes, got ",
+                     distinct.size()));
+  }
+  Head head;
+  head.name = std::string(name);
+  head.classes.assign(distinct.begin(), distinct.end());
+  const size_t k = head.classes.size();
+  const size_t dim = size_t{1} << features.hash_bits;
+  head.bias.assign(k, 0.0f);
+  head.weights.assign(dim * k, 0.0f);
+  std::vector<float> accum(dim * k, 0.0f);
+  std::vector<double> bias_accum(k, 0.0);
+  std::vector<int> gold(y.size());
+  for (size_t i = 0; i < y.size(); ++i) {
+    gold[i] = static_cast<int>(std::lower_bound(head.classes.begin(), head.classes.end(), y[i]) -
+                               head.classes.begin());
+  }
+  std::vector<size_t> order(x.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937 rng(options.seed);
+  const double eps = 1e-8;
+  std::vector<double> scores(k);
+  for (int epoch = 0; epoch < options.epochs; ++epoch) {
+    // Fisher-Yates with mt19937 draws: identical on every standard library.
+    for (size_t i = order.size(); i > 1; --i) {
+      size_t j = static_cast<size_t>(rng() % i);
+      std::swap(order[i - 1], order[j]);
+    }
+    for (size_t idx : order) {
+      const FeatureVector& xi = x[idx];
+      for (size_t c = 0; c < k; ++c) scores[c] = head.bias[c];
+      for (const auto& [bucket, value] : xi) {
+        const float* row = &head.weights[static_cast<size_t>(bucket) * k];
+        for (size_t c = 0; c < k; ++c) scores[c] += row[c] * value;
+      }
+      Softmax(&scores);
+      for (size_t c = 0; c < k; ++c) {
+        double g = scores[c] - (static_cast<int>(c) == gold[idx] ? 1.0 : 0.0);
+        bias_accum[c] += g * g;
+        head.bias[c] -= static_cast<float>(options.learning_rate * g /
+                                           (std::sqrt(bias_accum[c]) + eps));
+        if (g == 0) continue;
+        for (const auto& [bucket, value] : xi) {
+          size_t w = static_cast<size_t>(bucket) * k + c;
+          double grad = g * value + options.l2 * head.weights[w];
+          accum[w] += static_cast<float>(grad * grad);
+          head.weights[w] -= static_cast<float>(options.learning_rate * grad /
+                                                (std::sqrt(accum[w]) + eps));
+        }
+      }
+    }
+  }
+  return head;
+}
+
+absl::Status LinearModel::Save(const std::string& path) const {
+  nlohmann::json j;
+  j["format"] = kFormat;
+  j["format_version"] = kFormatVersion;
+  j["taxonomy"] = taxonomy_tag_;
+  j["features"] = {{"hash_bits", features_.hash_bits},
+                   {"bigrams", features_.bigrams},
+                   {"max_body_tokens", features_.max_body_tokens},
+                   {"strip_noise", features_.strip_noise},
+                   {"title_char_ngrams", features_.title_char_ngrams},
+                   {"title_weight", features_.title_weight}};
+  j["heads"] = nlohmann::json::array();
+  for (const Head& head : heads_) {
+    nlohmann::json h;
+    h["name"] = head.name;
+    h["type"] = head.type;
+    h["classes"] = head.classes;
+    nlohmann::json bias = nlohmann::json::array();
+    for (float b : head.bias) bias.push_back(Round6(b));
+    h["bias"] = bias;
+    if (!head.length_weight.empty()) {
+      nlohmann::json lw = nlohmann::json::array();
+      for (float v : head.length_weight) lw.push_back(Round6(v));
+      h["length_weight"] = lw;
+    }
+    nlohmann::json rows = nlohmann::json::array();
+    const size_t k = head.classes.size();
+    const size_t dim = head.weights.size() / std::max<size_t>(k, 1);
+    for (size_t bucket = 0; bucket < dim; ++bucket) {
+      const float* row = &head.weights[bucket * k];
+      bool any = false;
+      for (size_t c = 0; c < k; ++c) any |= Round6(row[c]) != 0.0;
+      if (!any) continue;
+      nlohmann::json r = nlohmann::json::array({bucket});
+      for (size_t c = 0; c < k; ++c) r.push_back(Round6(row[c]));
+      rows.push_back(std::move(r));
+    }
+    h["weights"] = std::move(rows);
+    j["heads"].push_back(std::move(h));
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << j.dump() << "\n";
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write model file ", path));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LinearModel> LinearModel::Load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read model file ", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return Parse(buffer.str(), path);
+}
+
+absl::StatusOr<LinearModel> LinearModel::Parse(absl::string_view text, absl::string_view source) {
+  auto bad = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("model file ", source, ": ", what));
+  };
+  try {
+    nlohmann::json j = nlohmann::json::parse(text.begin(), text.end());
+    if (!j.is_object() || j.value("format", "") != kFormat) {
+      return bad(absl::StrCat("not an issuescope classifier model (\"format\" must be \"",
+                              kFormat, "\")"));
+    }
+    if (j.value("format_version", 0) != kFormatVersion) {
+      return bad(absl::StrCat("unsupported format_version (this build reads ", kFormatVersion,
+                              ")"));
+    }
+    FeatureOptions features;
+    const nlohmann::json& f = j.at("features");
+    features.hash_bits = f.at("hash_bits").get<int>();
+    features.bigrams = f.at("bigrams").get<bool>();
+    features.max_body_tokens = f.at("max_body_tokens").get<int>();
+    features.strip_noise = f.value("strip_noise", false);
+    features.title_char_ngrams = f.value("title_char_ngrams", 0);
+    features.title_weight = f.value("title_weight", 1.0);
+    if (features.hash_bits < 8 || features.hash_bits > 24) {
+      return bad("features.hash_bits must be in [8, 24]");
+    }
+    LinearModel model(features);
+    model.taxonomy_tag_ = j.value("taxonomy", "");
+    const size_t dim = size_t{1} << features.hash_bits;
+    for (const nlohmann::json& h : j.at("heads")) {
+      Head head;
+      head.name = h.at("name").get<std::string>();
+      head.type = h.value("type", "logreg");
+      if (head.type != "logreg" && head.type != "naive-bayes") {
+        return bad(absl::StrCat("head '", head.name, "' has unknown type '", head.type, "'"));
+      }
+      head.classes = h.at("classes").get<std::vector<std::string>>();
+      const size_t k = head.classes.size();
+      if (k < 2) return bad(absl::StrCat("head '", head.name, "' has fewer than two classes"));
+      head.bias = h.at("bias").get<std::vector<float>>();
+      if (head.bias.size() != k) return bad(absl::StrCat("head '", head.name, "': bias size"));
+      if (h.contains("length_weight")) {
+        head.length_weight = h.at("length_weight").get<std::vector<float>>();
+        if (head.length_weight.size() != k) {
+          return bad(absl::StrCat("head '", head.name, "': length_weight size"));
+        }
+      }
+      head.weights.assign(dim * k, 0.0f);
+      for (const nlohmann::json& row : h.at("weights")) {
+        if (!row.is_array() || row.size() != k + 1) {
+          return bad(absl::StrCat("head '", head.name, "': a weight row is not [bucket, w...]"));
+        }
+        uint64_t bucket = row[0].get<uint64_t>();
+        if (bucket >= dim) return bad(absl::StrCat("head '", head.name, "': bucket out of range"));
+        for (size_t c = 0; c < k; ++c) head.weights[bucket * k + c] = row[c + 1].get<float>();
+      }
+      model.heads_.push_back(std::move(head));
+    }
+    return model;
+  } catch (const nlohmann::json::exception& e) {
+    return bad(e.what());
+  }
+}
+
+}  // namespace issuescope::classifier

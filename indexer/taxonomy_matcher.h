@@ -1,0 +1,70 @@
+// TaxonomyMatcher finds a taxonomy's cues (terms, case-sensitive terms, RE2 patterns) in an
+// issue's text and maps its native labels through the taxonomy's label mappings.
+//
+// Term matching: ASCII terms match case-insensitively at word boundaries, optionally followed by
+// a plural "s"/"es" ("hang" matches "hangs"); terms with non-ASCII characters (Chinese) match
+// anywhere. Every cue counts once per text however often it occurs. Only the first
+// `kMaxScanBytes` bytes of the text are scanned, so huge logs cost bounded time.
+//
+// The matcher borrows the Taxonomy (which must outlive it), is immutable after construction and
+// safe to use from many threads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "indexer/taxonomy.h"
+#include "re2/re2.h"
+
+namespace issuescope::taxonomy {
+
+// CueMatch is one cue found in a text.
+struct CueMatch {
+  std::string node;  // node id, or "llm"
+  std::string cue;   // the term, or the text a pattern matched (at most 80 bytes)
+};
+
+// LabelMatch is one native label that maps to a node.
+struct LabelMatch {
+  std::string label;   // the label as the issue carries it
+  std::string target;  // node id, or "llm"
+  bool repo_specific = false;
+};
+
+class TaxonomyMatcher {
+ public:
+  // kMaxScanBytes bounds the text scanned for cues.
+  static constexpr size_t kMaxScanBytes = 64 * 1024;
+
+  // TaxonomyMatcher compiles the cues of `taxonomy` (validated by the loader).
+  explicit TaxonomyMatcher(const Taxonomy* taxonomy);
+
+  // Match returns every cue of every node (and of the llm set) found in `text`, in taxonomy
+  // order.
+  std::vector<CueMatch> Match(absl::string_view text) const;
+
+  // MapLabels returns the mappings of `labels` for an issue of `repo` ("owner/name", any case):
+  // repository-specific mappings and global ones.
+  std::vector<LabelMatch> MapLabels(const std::vector<std::string>& labels,
+                                    absl::string_view repo) const;
+
+  // taxonomy returns the borrowed taxonomy.
+  const Taxonomy& taxonomy() const { return *taxonomy_; }
+
+ private:
+  // Compiled is the compiled cue set of one node.
+  struct Compiled {
+    std::string node;
+    std::vector<std::string> terms;  // lower-cased
+    std::vector<std::string> case_terms;
+    std::vector<std::unique_ptr<RE2>> patterns;
+  };
+  void Add(const std::string& node, const CueSet& cues);
+
+  const Taxonomy* taxonomy_;
+  std::vector<Compiled> compiled_;
+};
+
+}  // namespace issuescope::taxonomy
