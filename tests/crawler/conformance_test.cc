@@ -23,6 +23,7 @@
 #include "nlohmann/json.hpp"
 #include "rocksdb/env.h"
 #include "tests/crawler/fake_transport.h"
+#include "tests/crawler/mem_store.h"
 
 namespace issuescope::crawler {
 namespace {
@@ -99,12 +100,7 @@ std::vector<PyRecord> ReadPyGithub(const fs::path& path) {
 class ConformanceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    env_.reset(rocksdb::NewMemEnv(rocksdb::Env::Default()));
-    StoreOptions so;
-    so.env = env_.get();
-    auto store = IssueStore::Open("/store", so);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
+    ASSERT_NO_FATAL_FAILURE(OpenMemStore(&env_, &store_));
   }
   v1::Lease Lease(const std::string& owner, const std::string& name) {
     v1::Lease lease;

@@ -14,6 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "rocksdb/env.h"
 #include "tests/crawler/fake_transport.h"
+#include "tests/crawler/mem_store.h"
 
 namespace issuescope::crawler {
 namespace {
@@ -67,12 +68,7 @@ std::string Since(int second) { return SinceAt(absl::FromUnixSeconds(1672531200 
 class RepoCrawlerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    env_.reset(rocksdb::NewMemEnv(rocksdb::Env::Default()));
-    StoreOptions so;
-    so.env = env_.get();
-    auto store = IssueStore::Open("/store", so);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
+    ASSERT_NO_FATAL_FAILURE(OpenMemStore(&env_, &store_));
     options_.token = kToken;
   }
 

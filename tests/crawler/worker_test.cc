@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "rocksdb/env.h"
 #include "tests/crawler/fake_transport.h"
+#include "tests/crawler/mem_store.h"
 
 namespace issuescope::crawler {
 namespace {
@@ -94,12 +95,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
 class WorkerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    env_.reset(rocksdb::NewMemEnv(rocksdb::Env::Default()));
-    StoreOptions so;
-    so.env = env_.get();
-    auto store = IssueStore::Open("/store", so);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
+    ASSERT_NO_FATAL_FAILURE(OpenMemStore(&env_, &store_));
     grpc::ServerBuilder builder;
     builder.RegisterService(&coordinator_);
     server_ = builder.BuildAndStart();
