@@ -26,16 +26,6 @@ void AddBoolean(Xapian::Document& doc, absl::string_view prefix, const std::stri
   doc.add_boolean_term(term);
 }
 
-std::string StateName(v1::IssueState state) {
-  switch (state) {
-    case v1::ISSUE_STATE_OPEN: return "open";
-    case v1::ISSUE_STATE_CLOSED: return "closed";
-    case v1::ISSUE_STATE_PROGRESSING: return "progressing";
-    case v1::ISSUE_STATE_REJECTED: return "rejected";
-    default: return "unknown";
-  }
-}
-
 void AddTimeValue(Xapian::Document& doc, Xapian::valueno slot,
                   const google::protobuf::Timestamp& ts, bool present) {
   if (!present) return;
@@ -135,7 +125,7 @@ Xapian::Document BuildDocument(const v1::IssueWithComments& iwc) {
   AddBoolean(doc, kTrackerPrefix, TrackerName(issue.repo().tracker()));
   for (const std::string& label : issue.labels()) AddBoolean(doc, kLabelPrefix, label);
   if (issue.labels().empty()) doc.add_boolean_term(kNoLabelTerm);
-  AddBoolean(doc, kStatePrefix, StateName(issue.state()));
+  AddBoolean(doc, kStatePrefix, IssueStateName(issue.state()));
   AddBoolean(doc, kTypePrefix, issue.is_pull_request() ? "pr" : "issue");
   AddBoolean(doc, kAuthorPrefix, issue.author());
   for (const std::string& a : issue.assignees()) AddBoolean(doc, kAssigneePrefix, a);

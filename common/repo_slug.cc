@@ -30,6 +30,16 @@ std::string TrackerName(v1::Tracker tracker) {
   }
 }
 
+std::string IssueStateName(v1::IssueState state) {
+  switch (state) {
+    case v1::ISSUE_STATE_OPEN: return "open";
+    case v1::ISSUE_STATE_CLOSED: return "closed";
+    case v1::ISSUE_STATE_PROGRESSING: return "progressing";
+    case v1::ISSUE_STATE_REJECTED: return "rejected";
+    default: return "unknown";
+  }
+}
+
 absl::StatusOr<v1::Tracker> ParseTrackerName(absl::string_view name) {
   std::string n = absl::AsciiStrToLower(name);
   if (n == "github") return v1::TRACKER_GITHUB;

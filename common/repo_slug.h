@@ -14,6 +14,10 @@ namespace issuescope {
 // TrackerName returns "github", "gitlab", "gitee" (or "unknown").
 std::string TrackerName(v1::Tracker tracker);
 
+// IssueStateName returns "open", "closed", "progressing", "rejected" (or "unknown"): the names
+// used in the index and printed by the CLI.
+std::string IssueStateName(v1::IssueState state);
+
 // ParseTrackerName maps "github"/"gitlab"/"gitee"/"gitcode" to a Tracker.
 absl::StatusOr<v1::Tracker> ParseTrackerName(absl::string_view name);
 

@@ -69,12 +69,7 @@ absl::StatusOr<v1::AddRepositoriesResponse> CoordinatorCore::AddRepositories(
 
 absl::StatusOr<v1::RemoveRepositoriesResponse> CoordinatorCore::RemoveRepositories(
     const v1::RemoveRepositoriesRequest& req) {
-  std::set<std::string> slugs;
-  for (int i = 0; i < req.repo_slugs_size(); ++i) {
-    ASSIGN_OR_RETURN(std::string slug, coordinator::NormalizeSlug(
-                                           req.repo_slugs(i), absl::StrCat("repo_slugs[", i, "]")));
-    slugs.insert(std::move(slug));
-  }
+  ASSIGN_OR_RETURN(std::set<std::string> slugs, coordinator::NormalizeSlugs(req.repo_slugs()));
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(ExpireLocked(clock_->Now()));
   StateBatch batch;
@@ -99,12 +94,7 @@ absl::StatusOr<v1::TriggerCrawlResponse> CoordinatorCore::TriggerCrawl(
     return absl::InvalidArgumentError(
         absl::StrCat("mode ", static_cast<int>(req.mode()), " is not a known crawl mode"));
   }
-  std::set<std::string> slugs;
-  for (int i = 0; i < req.repo_slugs_size(); ++i) {
-    ASSIGN_OR_RETURN(std::string slug, coordinator::NormalizeSlug(
-                                           req.repo_slugs(i), absl::StrCat("repo_slugs[", i, "]")));
-    slugs.insert(std::move(slug));
-  }
+  ASSIGN_OR_RETURN(std::set<std::string> slugs, coordinator::NormalizeSlugs(req.repo_slugs()));
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(ExpireLocked(clock_->Now()));
   if (slugs.empty()) {

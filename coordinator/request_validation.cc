@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/repo_slug.h"
+#include "common/status_macros.h"
 
 namespace issuescope::coordinator {
 namespace {
@@ -100,6 +101,17 @@ absl::StatusOr<std::string> NormalizeSlug(absl::string_view slug, absl::string_v
     return absl::InvalidArgumentError(absl::StrCat(field, ": ", repo.status().message()));
   }
   return RepoSlug(*repo);
+}
+
+absl::StatusOr<std::set<std::string>> NormalizeSlugs(
+    const google::protobuf::RepeatedPtrField<std::string>& slugs) {
+  std::set<std::string> out;
+  for (int i = 0; i < slugs.size(); ++i) {
+    ASSIGN_OR_RETURN(std::string slug,
+                     NormalizeSlug(slugs[i], absl::StrCat("repo_slugs[", i, "]")));
+    out.insert(std::move(slug));
+  }
+  return out;
 }
 
 absl::StatusOr<std::string> ValidateLeaseRef(const v1::LeaseRef& lease, absl::string_view field) {

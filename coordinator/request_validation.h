@@ -5,6 +5,7 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include "absl/status/status.h"
@@ -33,6 +34,11 @@ absl::StatusOr<std::string> NormalizeSpec(const v1::RepositorySpec& spec, absl::
 // NormalizeSlug parses a repository slug ("github:owner/name") given in a request and returns
 // its canonical (lower-case) form. `field` names it in the error.
 absl::StatusOr<std::string> NormalizeSlug(absl::string_view slug, absl::string_view field);
+
+// NormalizeSlugs normalizes the `repo_slugs` field of an admin request, without duplicates;
+// errors name the offending element ("repo_slugs[3]: ...").
+absl::StatusOr<std::set<std::string>> NormalizeSlugs(
+    const google::protobuf::RepeatedPtrField<std::string>& slugs);
 
 // ValidateLeaseRef checks the worker-facing LeaseRef (slug and epoch > 0) and returns the
 // canonical slug.

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace issuescope::classifier {
@@ -32,6 +33,22 @@ void Softmax(std::vector<double>* scores) {
     sum += s;
   }
   for (double& s : *scores) s /= sum;
+}
+
+// TrainingClasses checks a head's training set and returns its sorted distinct gold classes.
+absl::StatusOr<std::vector<std::string>> TrainingClasses(absl::string_view name,
+                                                         const std::vector<FeatureVector>& x,
+                                                         const std::vector<std::string>& y) {
+  if (x.size() != y.size() || x.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("head '", name, "': no training examples"));
+  }
+  std::set<std::string> distinct(y.begin(), y.end());
+  if (distinct.size() < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("head '", name, "' needs at least two distinct gold classes, got ",
+                     distinct.size()));
+  }
+  return std::vector<std::string>(distinct.begin(), distinct.end());
 }
 
 }  // namespace
@@ -85,19 +102,11 @@ absl::StatusOr<Head> TrainNaiveBayesHead(absl::string_view name,
                                          const std::vector<FeatureVector>& x,
                                          const std::vector<std::string>& y,
                                          const FeatureOptions& features, double alpha) {
-  if (x.size() != y.size() || x.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("head '", name, "': no training examples"));
-  }
-  std::set<std::string> distinct(y.begin(), y.end());
-  if (distinct.size() < 2) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("head '", name, "' needs at least two distinct gold classes, got ",
-                     distinct.size()));
-  }
+  ASSIGN_OR_RETURN(std::vector<std::string> classes, TrainingClasses(name, x, y));
   Head head;
   head.name = std::string(name);
   head.type = "naive-bayes";
-  head.classes.assign(distinct.begin(), distinct.end());
+  head.classes = std::move(classes);
   const size_t k = head.classes.size();
   const size_t dim = size_t{1} << features.hash_bits;
   std::vector<double> counts(dim * k, 0.0), total(k, 0.0), docs(k, 0.0);
@@ -129,18 +138,10 @@ absl::StatusOr<Head> TrainNaiveBayesHead(absl::string_view name,
 absl::StatusOr<Head> TrainHead(absl::string_view name, const std::vector<FeatureVector>& x,
                                const std::vector<std::string>& y, const FeatureOptions& features,
                                const TrainOptions& options) {
-  if (x.size() != y.size() || x.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("head '", name, "': no training examples"));
-  }
-  std::set<std::string> distinct(y.begin(), y.end());
-  if (distinct.size() < 2) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("head '", name, "' needs at least two distinct gold classes, got ",
-                     distinct.size()));
-  }
+  ASSIGN_OR_RETURN(std::vector<std::string> classes, TrainingClasses(name, x, y));
   Head head;
   head.name = std::string(name);
-  head.classes.assign(distinct.begin(), distinct.end());
+  head.classes = std::move(classes);
   const size_t k = head.classes.size();
   const size_t dim = size_t{1} << features.hash_bits;
   head.bias.assign(k, 0.0f);

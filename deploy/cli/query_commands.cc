@@ -22,16 +22,6 @@
 namespace issuescope::cli {
 namespace {
 
-std::string StateName(v1::IssueState s) {
-  switch (s) {
-    case v1::ISSUE_STATE_OPEN: return "open";
-    case v1::ISSUE_STATE_CLOSED: return "closed";
-    case v1::ISSUE_STATE_PROGRESSING: return "progressing";
-    case v1::ISSUE_STATE_REJECTED: return "rejected";
-    default: return "unknown";
-  }
-}
-
 std::string Date(const google::protobuf::Timestamp& ts) {
   if (ts.seconds() == 0 && ts.nanos() == 0) return "";
   return FormatRfc3339(FromProto(ts));
@@ -101,7 +91,7 @@ std::string HitToJson(const v1::SearchHit& hit) {
   j["repo_slug"] = hit.repo_slug();
   j["number"] = hit.number();
   j["title"] = hit.title();
-  j["state"] = StateName(hit.state());
+  j["state"] = IssueStateName(hit.state());
   j["score"] = hit.score();
   j["url"] = hit.url();
   j["labels"] = std::vector<std::string>(hit.labels().begin(), hit.labels().end());
@@ -122,7 +112,8 @@ void PrintHits(const v1::SearchResponse& response, bool json) {
   }
   absl::PrintF("%d matching issues\n", response.total());
   for (const v1::SearchHit& hit : response.hits()) {
-    absl::PrintF("%s#%d  [%s]  %s", hit.repo(), hit.number(), StateName(hit.state()), hit.title());
+    absl::PrintF("%s#%d  [%s]  %s", hit.repo(), hit.number(), IssueStateName(hit.state()),
+                 hit.title());
     if (hit.score() > 0) absl::PrintF("  (score %.2f)", hit.score());
     absl::PrintF("\n");
     if (!hit.snippet().empty()) {
@@ -155,7 +146,7 @@ absl::Status RunShow(const ShowCommandOptions& options) {
     j["repo"] = RepoFullName(issue.repo());
     j["number"] = issue.number();
     j["title"] = issue.title();
-    j["state"] = StateName(issue.state());
+    j["state"] = IssueStateName(issue.state());
     j["author"] = issue.author();
     j["labels"] = std::vector<std::string>(issue.labels().begin(), issue.labels().end());
     j["created_at"] = Date(issue.created_at());
@@ -172,9 +163,9 @@ absl::Status RunShow(const ShowCommandOptions& options) {
     return absl::OkStatus();
   }
   absl::PrintF("%s#%d  %s\n", RepoFullName(issue.repo()), issue.number(), issue.title());
-  absl::PrintF("state: %s%s   author: %s   created: %s   updated: %s\n", StateName(issue.state()),
-               issue.is_pull_request() ? " (pull request)" : "", issue.author(),
-               Date(issue.created_at()), Date(issue.updated_at()));
+  absl::PrintF("state: %s%s   author: %s   created: %s   updated: %s\n",
+               IssueStateName(issue.state()), issue.is_pull_request() ? " (pull request)" : "",
+               issue.author(), Date(issue.created_at()), Date(issue.updated_at()));
   if (!issue.labels().empty()) {
     absl::PrintF("labels: %s\n", absl::StrJoin(issue.labels(), ", "));
   }
