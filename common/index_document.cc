@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/index_schema.h"
+#include "common/index_text.h"
 #include "common/repo_slug.h"
 #include "common/time_util.h"
 
@@ -98,25 +99,7 @@ Xapian::Document BuildDocument(const v1::IssueWithComments& iwc) {
   const std::string slug = RepoSlug(issue.repo());
   Xapian::Document doc;
 
-  Xapian::TermGenerator gen;
-  gen.set_stemmer(Xapian::Stem("english"));
-  gen.set_stemming_strategy(Xapian::TermGenerator::STEM_SOME);
-  gen.set_flags(Xapian::TermGenerator::FLAG_CJK_NGRAM);
-  gen.set_document(doc);
-  // Title: weighted twice, under its own prefix too.
-  gen.index_text(issue.title(), 1, kTitlePrefix);
-  gen.increase_termpos();
-  gen.index_text(issue.title(), 2);
-  gen.increase_termpos();
-  gen.index_text(issue.body(), 1, kBodyPrefix);
-  gen.increase_termpos();
-  gen.index_text(issue.body());
-  for (const v1::Comment& c : iwc.comments()) {
-    gen.increase_termpos();
-    gen.index_text(c.body(), 1, kCommentPrefix);
-    gen.increase_termpos();
-    gen.index_text(c.body());
-  }
+  IndexIssueText(iwc, &doc);
 
   doc.add_boolean_term(IdTerm(slug, issue.number()));
   AddBoolean(doc, kRepoPrefix, RepoFullName(issue.repo()));
@@ -134,7 +117,11 @@ Xapian::Document BuildDocument(const v1::IssueWithComments& iwc) {
   AddBoolean(doc, kThemePrefix, tags.theme());
   for (const std::string& t : tags.secondary_themes()) AddBoolean(doc, kThemePrefix, t);
   for (const std::string& t : tags.subthemes()) AddBoolean(doc, kSubthemePrefix, t);
-  if (!tags.taxonomy().empty()) AddBoolean(doc, kLlmPrefix, tags.llm() ? "true" : "false");
+  for (const std::string& k : tags.keywords()) AddBoolean(doc, kKeywordPrefix, k);
+  if (!tags.taxonomy().empty()) {
+    AddBoolean(doc, kLlmPrefix, tags.llm() ? "true" : "false");
+    AddBoolean(doc, kTaxonomyPrefix, tags.taxonomy());
+  }
 
   AddTimeValue(doc, kCreatedSlot, issue.created_at(), issue.has_created_at());
   AddTimeValue(doc, kUpdatedSlot, issue.updated_at(), issue.has_updated_at());

@@ -16,6 +16,9 @@ namespace issuescope::index {
 
 // BuildDocument makes the document of one issue with its comments (and tags, if set): free
 // text with positions, boolean filter terms, value slots, and the serialized issue as data.
+// Tags become XK (kind), XTH (primary and secondary themes), XST (sub-themes), XKW (matched llm
+// keywords), and, for tagged issues (Tags.taxonomy set), XLtrue/XLfalse and XTX<taxonomy>
+// (e.g. "XTXllm-dl/1", the taxonomy version the tags were made with).
 // The unique term is IdTerm(repo slug, number). Throws nothing.
 Xapian::Document BuildDocument(const v1::IssueWithComments& issue);
 

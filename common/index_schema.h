@@ -33,6 +33,9 @@ inline constexpr char kKindPrefix[] = "XK";       // taxonomy kind
 inline constexpr char kThemePrefix[] = "XTH";     // taxonomy theme
 inline constexpr char kSubthemePrefix[] = "XST";  // taxonomy sub-theme
 inline constexpr char kLlmPrefix[] = "XL";        // XLtrue / XLfalse
+inline constexpr char kKeywordPrefix[] = "XKW";   // matched llm keywords (Tags.keywords)
+inline constexpr char kTaxonomyPrefix[] = "XTX";  // XTXllm-dl/1: taxonomy version of the tags
+inline constexpr char kYearPrefix[] = "XD";       // XD2024: UTC year of created_at (facets)
 
 // Value slots (numbers via Xapian::sortable_serialise).
 inline constexpr Xapian::valueno kCreatedSlot = 0;    // unix seconds
@@ -42,10 +45,15 @@ inline constexpr Xapian::valueno kCommentsSlot = 3;   // comment count
 inline constexpr Xapian::valueno kNumberSlot = 4;     // issue number
 inline constexpr Xapian::valueno kVersionSlot = 5;    // index::IndexVersion::Encode()
 inline constexpr Xapian::valueno kReactionsSlot = 6;  // reactions
+inline constexpr Xapian::valueno kFacetsSlot = 7;     // facet values (common/index_facets.h)
 
 // Metadata keys. "feed:<store_id>" holds the highest consumed change-feed sequence number of
 // that crawler worker's store, committed in the same transaction as the documents.
 inline constexpr char kFeedMetadataPrefix[] = "feed:";
+
+// Metadata key holding the fingerprint (taxonomy name/version + model hash) the documents'
+// tags were made with; the indexer re-tags when it differs from its own.
+inline constexpr char kTaggerMetadataKey[] = "tagger";
 
 // Document data: a serialized issuescope.v1.IssueWithComments (with tags), so hits, snippets
 // and GetIssue need no other store.

@@ -52,11 +52,19 @@ absl::Status ParseCoordinatorTable(absl::string_view source, const toml::table& 
   for (const auto& [key, node] : table) {
     std::string name(key.str());
     std::string field = absl::StrCat("[coordinator].", name);
+    if (name == "account_reserve") {
+      const auto* value = node.as_integer();
+      if (value == nullptr || value->get() < 0) {
+        return Error(source, node, field, "expected a non-negative integer (requests)");
+      }
+      config->account_reserve = value->get();
+      continue;
+    }
     auto it = fields.find(name);
     if (it == fields.end()) {
       return Error(source, node, field,
-                   "unknown key (expected lease_ttl, heartbeat_interval, worker_timeout or "
-                   "retry_failed_after)");
+                   "unknown key (expected lease_ttl, heartbeat_interval, worker_timeout, "
+                   "retry_failed_after or account_reserve)");
     }
     ASSIGN_OR_RETURN(absl::Duration value, GetDuration(source, node, field));
     *it->second = value;
@@ -92,14 +100,20 @@ absl::StatusOr<v1::RepositorySpec> ParseRepository(absl::string_view source,
         return Error(source, node, field, "must be at least 1s");
       }
       spec.set_recrawl_interval_s(absl::ToInt64Seconds(interval));
+    } else if (name == "full_recrawl_interval") {
+      ASSIGN_OR_RETURN(absl::Duration interval, GetDuration(source, node, field));
+      if (interval < absl::Seconds(1)) {
+        return Error(source, node, field, "must be at least 1s");
+      }
+      spec.set_full_recrawl_interval_s(absl::ToInt64Seconds(interval));
     } else if (name == "include_pull_requests") {
       const auto* value = node.as_boolean();
       if (value == nullptr) return Error(source, node, field, "expected true or false");
       spec.set_include_pull_requests(value->get());
     } else {
       return Error(source, node, field,
-                   "unknown key (expected repo, api_url, recrawl_interval or "
-                   "include_pull_requests)");
+                   "unknown key (expected repo, api_url, recrawl_interval, "
+                   "full_recrawl_interval or include_pull_requests)");
     }
   }
   if (!has_repo) {
@@ -118,6 +132,7 @@ void CatalogConfig::ApplyTo(CoordinatorOptions* options) const {
   if (heartbeat_interval) options->heartbeat_interval = *heartbeat_interval;
   if (worker_timeout) options->worker_timeout = *worker_timeout;
   if (retry_failed_after) options->retry_failed_after = *retry_failed_after;
+  if (account_reserve) options->account_reserve = *account_reserve;
 }
 
 absl::StatusOr<absl::Duration> ParseConfigDuration(absl::string_view text) {

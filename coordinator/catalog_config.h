@@ -5,11 +5,13 @@
 //   heartbeat_interval = "2s"
 //   worker_timeout = "10s"
 //   retry_failed_after = "30s"
+//   account_reserve = 100        # requests of an account's budget kept per running crawl
 //
 //   [[repository]]
 //   repo = "github:pytorch/pytorch"     # required, TRACKER:OWNER/NAME
 //   api_url = "http://127.0.0.1:8080"   # optional, default: the tracker's public API
 //   recrawl_interval = "1h"             # optional, default: only when triggered
+//   full_recrawl_interval = "168h"      # optional, default: only when triggered
 //   include_pull_requests = true        # optional, default true
 //
 // Every key is optional except `repo`; unknown keys and tables are errors (they are usually
@@ -38,6 +40,8 @@ struct CatalogConfig {
   std::optional<absl::Duration> heartbeat_interval;
   std::optional<absl::Duration> worker_timeout;
   std::optional<absl::Duration> retry_failed_after;
+  // [coordinator] account_reserve; unset when the file does not set it.
+  std::optional<int64_t> account_reserve;
   // [[repository]] entries, in file order (no two with the same slug).
   std::vector<v1::RepositorySpec> repositories;
 

@@ -1,5 +1,5 @@
-// CoordinatorCore: the admin calls (catalog changes, crawl triggers, status). The worker-facing
-// calls are in coordinator_core.cc.
+// CoordinatorCore: the admin calls that change the catalog (add, remove, trigger, pause,
+// resume). Status is in coordinator_status.cc, membership in coordinator_membership.cc.
 #include <set>
 #include <utility>
 
@@ -62,6 +62,7 @@ absl::StatusOr<v1::AddRepositoriesResponse> CoordinatorCore::AddRepositories(
   for (const auto& [slug, rec] : staged) batch.PutRepo(slug, rec);
   RETURN_IF_ERROR(state_->Commit(batch));
   for (auto& [slug, rec] : staged) repos_[slug] = std::move(rec);
+  assignment_dirty_ = true;
   spdlog::info("catalog: {} repositories added, {} re-scheduled", resp.added_size(),
                resp.existing_size());
   return resp;
@@ -81,7 +82,11 @@ absl::StatusOr<v1::RemoveRepositoriesResponse> CoordinatorCore::RemoveRepositori
     resp.add_removed(slug);
   }
   RETURN_IF_ERROR(state_->Commit(batch));
-  for (const std::string& slug : resp.removed()) repos_.erase(slug);
+  for (const std::string& slug : resp.removed()) {
+    repos_.erase(slug);
+    rates_.erase(slug);
+  }
+  assignment_dirty_ = true;
   spdlog::info("catalog: {} repositories removed", resp.removed_size());
   return resp;
 }
@@ -94,19 +99,9 @@ absl::StatusOr<v1::TriggerCrawlResponse> CoordinatorCore::TriggerCrawl(
     return absl::InvalidArgumentError(
         absl::StrCat("mode ", static_cast<int>(req.mode()), " is not a known crawl mode"));
   }
-  ASSIGN_OR_RETURN(std::set<std::string> slugs, coordinator::NormalizeSlugs(req.repo_slugs()));
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(ExpireLocked(clock_->Now()));
-  if (slugs.empty()) {
-    for (const auto& [slug, rec] : repos_) {
-      if (rec.moved_to().empty()) slugs.insert(slug);
-    }
-  }
-  for (const std::string& slug : slugs) {
-    if (repos_.count(slug) == 0) {
-      return absl::NotFoundError(absl::StrCat("repository ", slug, " is not in the catalog"));
-    }
-  }
+  ASSIGN_OR_RETURN(std::set<std::string> slugs, SelectReposLocked(req.repo_slugs(), false));
   StateBatch batch;
   std::vector<std::pair<std::string, RepoRecord>> staged;
   v1::TriggerCrawlResponse resp;
@@ -125,43 +120,70 @@ absl::StatusOr<v1::TriggerCrawlResponse> CoordinatorCore::TriggerCrawl(
   return resp;
 }
 
-absl::StatusOr<v1::GetStatusResponse> CoordinatorCore::GetStatus(const v1::GetStatusRequest&) {
+absl::StatusOr<std::set<std::string>> CoordinatorCore::SelectReposLocked(
+    const google::protobuf::RepeatedPtrField<std::string>& requested, bool paused_only) {
+  ASSIGN_OR_RETURN(std::set<std::string> slugs, coordinator::NormalizeSlugs(requested));
+  if (slugs.empty()) {
+    for (const auto& [slug, rec] : repos_) {
+      if (rec.moved_to().empty() && (!paused_only || rec.paused())) slugs.insert(slug);
+    }
+  }
+  for (const std::string& slug : slugs) {
+    if (repos_.count(slug) == 0) {
+      return absl::NotFoundError(absl::StrCat("repository ", slug, " is not in the catalog"));
+    }
+  }
+  return slugs;
+}
+
+absl::StatusOr<v1::PauseRepositoriesResponse> CoordinatorCore::PauseRepositories(
+    const v1::PauseRepositoriesRequest& req) {
   std::lock_guard<std::mutex> lock(mu_);
-  absl::Time now = clock_->Now();
-  RETURN_IF_ERROR(ExpireLocked(now));
-  v1::GetStatusResponse resp;
-  bool quiescent = true;
-  for (const auto& [slug, rec] : repos_) {
-    v1::RepositoryStatus* status = resp.add_repositories();
-    status->set_repo_slug(slug);
-    *status->mutable_repo() = rec.spec().repo();
-    status->set_phase(PhaseLocked(rec, now));
-    status->set_worker_id(rec.lease_worker());
-    status->set_epoch(rec.epoch());
-    *status->mutable_cursor() = rec.cursor();
-    *status->mutable_counters() = rec.counters();
-    status->set_issues_estimated(rec.issues_estimated());
-    status->set_last_error(rec.last_error());
-    if (rec.has_last_completed_at()) {
-      *status->mutable_last_completed_at() = rec.last_completed_at();
-    }
-    status->set_crawls_completed(rec.crawls_completed());
-    if (status->phase() == v1::REPO_PHASE_PENDING || status->phase() == v1::REPO_PHASE_CRAWLING) {
-      quiescent = false;
-    }
+  RETURN_IF_ERROR(ExpireLocked(clock_->Now()));
+  ASSIGN_OR_RETURN(std::set<std::string> slugs, SelectReposLocked(req.repo_slugs(), false));
+  StateBatch batch;
+  std::vector<std::pair<std::string, RepoRecord>> staged;
+  v1::PauseRepositoriesResponse resp;
+  for (const std::string& slug : slugs) {
+    RepoRecord rec = repos_[slug];
+    rec.set_paused(true);
+    // The running crawl stops: its holder finds the lease revoked at its next heartbeat or
+    // report. The crawl it was doing stays scheduled for after the resume.
+    if (!rec.lease_worker().empty()) EndLeaseLocked(&rec);
+    batch.PutRepo(slug, rec);
+    staged.emplace_back(slug, std::move(rec));
+    resp.add_paused(slug);
   }
-  std::map<std::string, int> held = LeasesHeldLocked();
-  for (const auto& [id, entry] : workers_) {
-    v1::WorkerStatus* worker = resp.add_workers();
-    worker->set_worker_id(id);
-    worker->set_store_address(entry.record.store_address());
-    worker->set_store_id(entry.record.store_id());
-    worker->set_alive(AliveLocked(id, now));
-    *worker->mutable_last_heartbeat() = ToProto(entry.last_seen);
-    worker->set_capacity(entry.record.capacity());
-    worker->set_leases(held[id]);
+  RETURN_IF_ERROR(state_->Commit(batch));
+  for (auto& [slug, rec] : staged) {
+    repos_[slug] = std::move(rec);
+    rates_.erase(slug);
   }
-  resp.set_quiescent(quiescent);
+  assignment_dirty_ = true;
+  spdlog::info("paused {} repositories", resp.paused_size());
+  return resp;
+}
+
+absl::StatusOr<v1::ResumeRepositoriesResponse> CoordinatorCore::ResumeRepositories(
+    const v1::ResumeRepositoriesRequest& req) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(ExpireLocked(clock_->Now()));
+  ASSIGN_OR_RETURN(std::set<std::string> slugs, SelectReposLocked(req.repo_slugs(), true));
+  StateBatch batch;
+  std::vector<std::pair<std::string, RepoRecord>> staged;
+  v1::ResumeRepositoriesResponse resp;
+  for (const std::string& slug : slugs) {
+    RepoRecord rec = repos_[slug];
+    if (!rec.paused()) continue;
+    rec.set_paused(false);
+    batch.PutRepo(slug, rec);
+    staged.emplace_back(slug, std::move(rec));
+    resp.add_resumed(slug);
+  }
+  RETURN_IF_ERROR(state_->Commit(batch));
+  for (auto& [slug, rec] : staged) repos_[slug] = std::move(rec);
+  assignment_dirty_ = true;
+  spdlog::info("resumed {} repositories", resp.resumed_size());
   return resp;
 }
 

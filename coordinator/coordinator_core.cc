@@ -1,5 +1,6 @@
-// CoordinatorCore: opening, lease bookkeeping and the worker-facing calls. The admin calls
-// (catalog, trigger, status) are in coordinator_admin.cc.
+// CoordinatorCore: opening, lease bookkeeping and the lease calls (AcquireLeases,
+// ReportProgress, ReleaseLease). Membership is in coordinator_membership.cc, the catalog calls
+// in coordinator_admin.cc, status in coordinator_status.cc.
 #include "coordinator/coordinator_core.h"
 
 #include <algorithm>
@@ -30,7 +31,10 @@ v1::CrawlMode Merge(v1::CrawlMode a, v1::CrawlMode b) {
 
 CoordinatorCore::CoordinatorCore(CoordinatorOptions options, Clock* clock,
                                  std::unique_ptr<coordinator::CoordinatorState> state)
-    : options_(options), clock_(clock), state_(std::move(state)) {}
+    : options_(options),
+      clock_(clock),
+      state_(std::move(state)),
+      accounts_(options.account_reserve) {}
 
 absl::StatusOr<std::unique_ptr<CoordinatorCore>> CoordinatorCore::Open(const std::string& path,
                                                                        CoordinatorOptions options,
@@ -41,6 +45,14 @@ absl::StatusOr<std::unique_ptr<CoordinatorCore>> CoordinatorCore::Open(const std
       {"lease_ttl", options.lease_ttl},
       {"worker_timeout", options.worker_timeout},
       {"retry_failed_after", options.retry_failed_after}};
+  if (options.account_reserve < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "coordinator option account_reserve must be >= 0, got ", options.account_reserve));
+  }
+  if (!(options.load_tolerance >= 0 && options.load_tolerance <= 10)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "coordinator option load_tolerance must be in [0, 10], got ", options.load_tolerance));
+  }
   for (const auto& [name, value] : durations) {
     if (value <= absl::ZeroDuration()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -94,18 +106,58 @@ bool CoordinatorCore::AliveLocked(const std::string& worker_id, absl::Time now) 
   return it != workers_.end() && now - it->second.last_seen < options_.worker_timeout;
 }
 
+absl::Time CoordinatorCore::NextCrawlAtLocked(const RepoRecord& rec, absl::Time now) const {
+  if (!rec.moved_to().empty() || rec.paused()) return absl::InfiniteFuture();
+  if (rec.has_failed_at()) return FromProto(rec.failed_at()) + options_.retry_failed_after;
+  if (rec.scheduled() != v1::CRAWL_MODE_UNSPECIFIED) return now;
+  absl::Time next = absl::InfiniteFuture();
+  if (rec.has_last_completed_at() && rec.spec().recrawl_interval_s() > 0) {
+    next = FromProto(rec.last_completed_at()) + absl::Seconds(rec.spec().recrawl_interval_s());
+  }
+  const auto& full_base =
+      rec.has_last_full_completed_at() ? rec.last_full_completed_at() : rec.last_completed_at();
+  if ((rec.has_last_full_completed_at() || rec.has_last_completed_at()) &&
+      rec.spec().full_recrawl_interval_s() > 0) {
+    next = std::min(next,
+                    FromProto(full_base) + absl::Seconds(rec.spec().full_recrawl_interval_s()));
+  }
+  return next;
+}
+
+v1::CrawlMode CoordinatorCore::DueModeLocked(const RepoRecord& rec, absl::Time now) const {
+  if (!rec.moved_to().empty() || !rec.lease_worker().empty() || rec.paused()) {
+    return v1::CRAWL_MODE_UNSPECIFIED;
+  }
+  const v1::CrawlMode scheduled = rec.scheduled();
+  if (rec.has_failed_at()) {
+    if (now < FromProto(rec.failed_at()) + options_.retry_failed_after) {
+      return v1::CRAWL_MODE_UNSPECIFIED;
+    }
+    return scheduled != v1::CRAWL_MODE_UNSPECIFIED ? scheduled : v1::CRAWL_MODE_INCREMENTAL;
+  }
+  if (scheduled != v1::CRAWL_MODE_UNSPECIFIED) return scheduled;
+  const int64_t full = rec.spec().full_recrawl_interval_s();
+  if (full > 0 && (rec.has_last_full_completed_at() || rec.has_last_completed_at())) {
+    const auto& base =
+        rec.has_last_full_completed_at() ? rec.last_full_completed_at() : rec.last_completed_at();
+    if (now >= FromProto(base) + absl::Seconds(full)) return v1::CRAWL_MODE_FULL;
+  }
+  const int64_t interval = rec.spec().recrawl_interval_s();
+  if (interval > 0 && rec.has_last_completed_at() &&
+      now >= FromProto(rec.last_completed_at()) + absl::Seconds(interval)) {
+    return v1::CRAWL_MODE_INCREMENTAL;
+  }
+  return v1::CRAWL_MODE_UNSPECIFIED;
+}
+
 bool CoordinatorCore::NeedsCrawlLocked(const RepoRecord& rec, absl::Time now) const {
-  if (!rec.moved_to().empty() || !rec.lease_worker().empty()) return false;
-  if (rec.has_failed_at()) return now >= FromProto(rec.failed_at()) + options_.retry_failed_after;
-  if (rec.scheduled() != v1::CRAWL_MODE_UNSPECIFIED) return true;
-  int64_t interval = rec.spec().recrawl_interval_s();
-  return interval > 0 && rec.has_last_completed_at() &&
-         now >= FromProto(rec.last_completed_at()) + absl::Seconds(interval);
+  return DueModeLocked(rec, now) != v1::CRAWL_MODE_UNSPECIFIED;
 }
 
 v1::RepoPhase CoordinatorCore::PhaseLocked(const RepoRecord& rec, absl::Time now) const {
   if (!rec.moved_to().empty()) return v1::REPO_PHASE_GONE;
   if (!rec.lease_worker().empty()) return v1::REPO_PHASE_CRAWLING;
+  if (rec.paused()) return v1::REPO_PHASE_PAUSED;
   if (NeedsCrawlLocked(rec, now)) return v1::REPO_PHASE_PENDING;
   if (rec.has_failed_at()) return v1::REPO_PHASE_FAILED;
   return v1::REPO_PHASE_IDLE;
@@ -136,6 +188,30 @@ std::map<std::string, int> CoordinatorCore::LeasesHeldLocked() const {
   return held;
 }
 
+std::map<std::pair<std::string, v1::Tracker>, int> CoordinatorCore::LeaseCountLocked() const {
+  std::map<std::pair<std::string, v1::Tracker>, int> held;
+  for (const auto& [slug, rec] : repos_) {
+    if (!rec.lease_worker().empty()) ++held[{rec.lease_worker(), rec.spec().repo().tracker()}];
+  }
+  return held;
+}
+
+void CoordinatorCore::AddTotals(RepoRecord* rec, const v1::CrawlCounters& now) {
+  const v1::CrawlCounters& was = rec->counters();
+  v1::CrawlCounters* totals = rec->mutable_totals();
+  auto add = [](int64_t before, int64_t after) { return after > before ? after - before : 0; };
+  totals->set_issues_fetched(totals->issues_fetched() +
+                             add(was.issues_fetched(), now.issues_fetched()));
+  totals->set_comments_fetched(totals->comments_fetched() +
+                               add(was.comments_fetched(), now.comments_fetched()));
+  totals->set_issues_stored(totals->issues_stored() + add(was.issues_stored(), now.issues_stored()));
+  totals->set_comments_stored(totals->comments_stored() +
+                              add(was.comments_stored(), now.comments_stored()));
+  totals->set_requests(totals->requests() + add(was.requests(), now.requests()));
+  totals->set_not_modified(totals->not_modified() + add(was.not_modified(), now.not_modified()));
+  totals->set_retries(totals->retries() + add(was.retries(), now.retries()));
+}
+
 absl::Status CoordinatorCore::ExpireLocked(absl::Time now) {
   StateBatch batch;
   std::vector<std::pair<std::string, RepoRecord>> ended;
@@ -151,8 +227,14 @@ absl::Status CoordinatorCore::ExpireLocked(absl::Time now) {
     batch.PutRepo(slug, copy);
     ended.emplace_back(slug, std::move(copy));
   }
+  std::map<std::string, int> held = LeasesHeldLocked();
+  for (const auto& [slug, rec] : ended) --held[repos_[slug].lease_worker()];
+  std::vector<std::string> reaped = ReapDrainedLocked(held, &batch);
   RETURN_IF_ERROR(state_->Commit(batch));
   for (auto& [slug, rec] : ended) repos_[slug] = std::move(rec);
+  lease_expirations_ += static_cast<int64_t>(ended.size());
+  RemoveWorkersLocked(reaped);
+  if (!ended.empty()) assignment_dirty_ = true;
   return absl::OkStatus();
 }
 
@@ -185,78 +267,6 @@ absl::Status CoordinatorCore::CheckLeaseLocked(const std::string& worker_id,
       absl::StrCat("stale lease epoch ", epoch, " for ", slug, " (current ", r.epoch(), ")", why));
 }
 
-absl::StatusOr<v1::RegisterWorkerResponse> CoordinatorCore::RegisterWorker(
-    const v1::RegisterWorkerRequest& req) {
-  RETURN_IF_ERROR(coordinator::ValidateWorkerId(req.worker_id()));
-  RETURN_IF_ERROR(coordinator::ValidateStoreAddress(req.store_address()));
-  if (req.capacity() < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("capacity is negative (", req.capacity(), ")"));
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  absl::Time now = clock_->Now();
-  RETURN_IF_ERROR(ExpireLocked(now));
-  WorkerRecord record;
-  record.set_worker_id(req.worker_id());
-  record.set_store_address(req.store_address());
-  record.set_store_id(req.store_id());
-  record.set_capacity(std::max(1, req.capacity()));
-  *record.mutable_registered_at() = ToProto(now);
-  // A registering worker starts afresh: leases it held before (e.g. before it restarted) end,
-  // so their repositories can be granted again at once.
-  StateBatch batch;
-  batch.PutWorker(record);
-  std::vector<std::pair<std::string, RepoRecord>> ended;
-  for (const auto& [slug, rec] : repos_) {
-    if (rec.lease_worker() != req.worker_id()) continue;
-    RepoRecord copy = rec;
-    EndLeaseLocked(&copy);
-    batch.PutRepo(slug, copy);
-    ended.emplace_back(slug, std::move(copy));
-  }
-  RETURN_IF_ERROR(state_->Commit(batch));
-  for (auto& [slug, rec] : ended) repos_[slug] = std::move(rec);
-  WorkerEntry& entry = workers_[req.worker_id()];
-  entry.record = std::move(record);
-  entry.last_seen = now;
-  spdlog::info("worker {} registered (store {} at {}, capacity {})", req.worker_id(),
-               req.store_id(), req.store_address(), entry.record.capacity());
-  v1::RegisterWorkerResponse resp;
-  resp.set_heartbeat_interval_ms(absl::ToInt64Milliseconds(options_.heartbeat_interval));
-  resp.set_lease_ttl_ms(absl::ToInt64Milliseconds(options_.lease_ttl));
-  return resp;
-}
-
-absl::StatusOr<v1::HeartbeatResponse> CoordinatorCore::Heartbeat(const v1::HeartbeatRequest& req) {
-  RETURN_IF_ERROR(coordinator::ValidateWorkerId(req.worker_id()));
-  std::vector<std::string> slugs;
-  for (int i = 0; i < req.held_size(); ++i) {
-    ASSIGN_OR_RETURN(std::string slug,
-                     coordinator::ValidateLeaseRef(req.held(i), absl::StrCat("held[", i, "]")));
-    slugs.push_back(std::move(slug));
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  absl::Time now = clock_->Now();
-  RETURN_IF_ERROR(ExpireLocked(now));
-  v1::HeartbeatResponse resp;
-  if (!AliveLocked(req.worker_id(), now)) {
-    resp.set_known(false);
-    *resp.mutable_revoked() = req.held();
-    return resp;
-  }
-  resp.set_known(true);
-  workers_[req.worker_id()].last_seen = now;
-  for (int i = 0; i < req.held_size(); ++i) {
-    auto it = repos_.find(slugs[i]);
-    if (it != repos_.end() && it->second.lease_worker() == req.worker_id() &&
-        it->second.epoch() == req.held(i).epoch()) {
-      *it->second.mutable_lease_expires_at() = ToProto(now + options_.lease_ttl);
-    } else {
-      *resp.add_revoked() = req.held(i);
-    }
-  }
-  return resp;
-}
-
 absl::StatusOr<v1::AcquireLeasesResponse> CoordinatorCore::AcquireLeases(
     const v1::AcquireLeasesRequest& req) {
   RETURN_IF_ERROR(coordinator::ValidateWorkerId(req.worker_id()));
@@ -278,24 +288,28 @@ absl::StatusOr<v1::AcquireLeasesResponse> CoordinatorCore::AcquireLeases(
         absl::FormatDuration(options_.worker_timeout), "); call RegisterWorker again"));
   }
   self->second.last_seen = now;
+  v1::AcquireLeasesResponse resp;
+  if (self->second.record.draining()) return resp;  // leaving: no new leases
   int limit = req.max_leases();
   if (limit == 0) {
     limit = std::max(0, self->second.record.capacity() - LeasesHeldLocked()[req.worker_id()]);
   }
-  std::vector<std::string> live;
-  for (const auto& [id, entry] : workers_) {
-    if (AliveLocked(id, now)) live.push_back(id);
-  }
+  const std::map<std::string, std::string>& owners = AssignmentLocked(now);
+  auto leases = LeaseCountLocked();
 
   StateBatch batch;
   std::vector<std::pair<std::string, RepoRecord>> granted;
   for (const auto& [slug, rec] : repos_) {
     if (static_cast<int>(granted.size()) >= limit) break;
-    if (!NeedsCrawlLocked(rec, now)) continue;
-    if (coordinator::RendezvousOwner(live, slug) != req.worker_id()) continue;
+    const v1::CrawlMode due = DueModeLocked(rec, now);
+    if (due == v1::CRAWL_MODE_UNSPECIFIED) continue;
+    auto owner = owners.find(slug);
+    if (owner == owners.end() || owner->second != req.worker_id()) continue;
+    const v1::Tracker tracker = rec.spec().repo().tracker();
+    if (!accounts_.MayGrant(req.worker_id(), tracker, now, leases)) continue;
+    ++leases[{req.worker_id(), tracker}];
     RepoRecord copy = rec;
-    v1::CrawlMode mode = rec.scheduled() != v1::CRAWL_MODE_UNSPECIFIED ? rec.scheduled()
-                                                                       : v1::CRAWL_MODE_INCREMENTAL;
+    v1::CrawlMode mode = due;
     // The cursor describes another store's contents: this worker's store lacks what came
     // before it, so an incremental crawl from it would leave issues missing from this store.
     if (mode == v1::CRAWL_MODE_INCREMENTAL && rec.has_cursor() &&
@@ -311,14 +325,16 @@ absl::StatusOr<v1::AcquireLeasesResponse> CoordinatorCore::AcquireLeases(
     copy.set_scheduled(mode);  // stays scheduled until the crawl completes
     copy.clear_failed_at();
     copy.clear_counters();
+    copy.set_last_worker(req.worker_id());
     batch.PutRepo(slug, copy);
     granted.emplace_back(slug, std::move(copy));
   }
   // Durable before any grant is returned: an epoch is never handed out twice.
   RETURN_IF_ERROR(state_->Commit(batch));
 
-  v1::AcquireLeasesResponse resp;
+  epochs_granted_ += static_cast<int64_t>(granted.size());
   for (auto& [slug, rec] : granted) {
+    rates_[slug] = {RateSample{now, 0, 0}};
     v1::Lease* lease = resp.add_leases();
     lease->set_repo_slug(slug);
     *lease->mutable_repo() = rec.spec().repo();
@@ -369,13 +385,19 @@ absl::StatusOr<v1::ReportProgressResponse> CoordinatorCore::ReportProgress(
     }
   }
 
-  if (req.has_counters()) *rec.mutable_counters() = req.counters();
+  if (req.has_counters()) {
+    AddTotals(&rec, req.counters());
+    *rec.mutable_counters() = req.counters();
+  }
   if (req.has_cursor()) {
     *rec.mutable_cursor() = req.cursor();
     // The lease is current, so its holder is a registered worker (CheckLeaseLocked).
     rec.set_cursor_store_id(workers_[req.worker_id()].record.store_id());
   }
-  if (req.issues_estimated() > 0) rec.set_issues_estimated(req.issues_estimated());
+  if (req.issues_estimated() > 0 && req.issues_estimated() != rec.issues_estimated()) {
+    rec.set_issues_estimated(req.issues_estimated());
+    assignment_dirty_ = true;  // sizes weigh in the assignment
+  }
   if (req.rate_remaining() != 0 || req.has_rate_reset()) {
     rec.set_rate_remaining(req.rate_remaining());
     *rec.mutable_rate_reset() = req.rate_reset();
@@ -392,6 +414,7 @@ absl::StatusOr<v1::ReportProgressResponse> CoordinatorCore::ReportProgress(
     EndLeaseLocked(&rec);
     spdlog::info("{} moved to {}", slug, req.moved_to());
   } else if (req.done()) {
+    if (rec.lease_mode() == v1::CRAWL_MODE_FULL) *rec.mutable_last_full_completed_at() = ToProto(now);
     rec.clear_scheduled();
     EndLeaseLocked(&rec);
     rec.clear_last_error();
@@ -403,10 +426,32 @@ absl::StatusOr<v1::ReportProgressResponse> CoordinatorCore::ReportProgress(
     *rec.mutable_lease_expires_at() = ToProto(now + options_.lease_ttl);
   }
   batch.PutRepo(slug, rec);
+  const bool ended = rec.lease_worker().empty();
+  std::vector<std::string> reaped;
+  if (ended) {
+    std::map<std::string, int> held = LeasesHeldLocked();
+    --held[req.worker_id()];
+    reaped = ReapDrainedLocked(held, &batch);
+  }
   RETURN_IF_ERROR(state_->Commit(batch));
   repos_[slug] = std::move(rec);
-  if (!moved_slug.empty()) repos_[moved_slug] = std::move(moved_rec);
+  if (!moved_slug.empty()) {
+    repos_[moved_slug] = std::move(moved_rec);
+    assignment_dirty_ = true;
+  }
+  if (!req.moved_to().empty()) assignment_dirty_ = true;
   workers_[req.worker_id()].last_seen = now;
+  if (!ended && req.has_counters()) {
+    std::vector<RateSample>& samples = rates_[slug];
+    samples.push_back({now, req.counters().requests(), req.counters().issues_fetched()});
+    // Keep the last minute, plus the newest sample before it as the window's start.
+    size_t first = 0;
+    while (first + 1 < samples.size() && samples[first + 1].at <= now - absl::Minutes(1)) ++first;
+    samples.erase(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(first));
+  } else if (ended) {
+    rates_.erase(slug);
+  }
+  RemoveWorkersLocked(reaped);
   return v1::ReportProgressResponse();
 }
 
@@ -425,8 +470,13 @@ absl::StatusOr<v1::ReleaseLeaseResponse> CoordinatorCore::ReleaseLease(
   EndLeaseLocked(&rec);
   StateBatch batch;
   batch.PutRepo(slug, rec);
+  std::map<std::string, int> held = LeasesHeldLocked();
+  --held[req.worker_id()];
+  std::vector<std::string> reaped = ReapDrainedLocked(held, &batch);
   RETURN_IF_ERROR(state_->Commit(batch));
   it->second = std::move(rec);
+  rates_.erase(slug);
+  RemoveWorkersLocked(reaped);
   return v1::ReleaseLeaseResponse();
 }
 

@@ -6,10 +6,17 @@
 //
 // Semantics, in short:
 //  - A repository needs crawling when a crawl is scheduled (added, triggered), when its
-//    recrawl interval has passed since the last completed crawl, or when its last crawl failed
-//    and `retry_failed_after` has passed. Such a repository, when unleased, belongs to the live
-//    worker with the highest rendezvous score (assignment.h): sticky and balanced. AcquireLeases
-//    hands a worker only the repositories it owns among the live workers.
+//    recrawl interval has passed since the last completed crawl (its full recrawl interval since
+//    the last completed FULL crawl: then the crawl is FULL), or when its last crawl failed and
+//    `retry_failed_after` has passed. A paused repository never needs crawling.
+//  - Every repository (not GONE, not paused) is assigned to one live, non-draining worker by
+//    weighted rendezvous with bounded, size-aware loads (assignment.h): weight = capacity, size
+//    = issues_estimated. The assignment starts from the previous one (after a restart: from the
+//    last lease holder), so it is sticky. AcquireLeases hands a worker only repositories
+//    assigned to it, and only while the shared budgets of its accounts allow (account_budgets.h).
+//  - Draining (LeaveWorker / DrainWorker): the worker gets no new leases and owns nothing; its
+//    leases run on until it finishes or releases them (or they expire); once it holds none its
+//    record is deleted. Re-registering ends draining.
 //  - Each grant increments the repository's epoch, durably, before it is returned. Epochs are
 //    never reused, even across removal and re-adding of a repository.
 //  - A cursor belongs to the store it was reported for: ReportProgress records the reporting
@@ -24,7 +31,7 @@
 //    younger than `worker_timeout`. A worker silent for longer is dead: its leases end and its
 //    Heartbeat answers known=false until it registers again.
 //  - Phases in GetStatus: GONE (the tracker moved it: ReportProgress.moved_to), CRAWLING
-//    (leased), FAILED (last crawl failed, retry not yet due), PENDING (needs crawling), IDLE.
+//    (leased), PAUSED, FAILED (last crawl failed, retry not yet due), PENDING (needs crawling), IDLE.
 //    `quiescent` is true when no repository is PENDING or CRAWLING: FAILED, IDLE and GONE are
 //    quiescent (a failure waiting for its retry is not work in progress; once the retry is due
 //    the repository is PENDING again).
@@ -41,6 +48,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +56,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "coordinator/account_budgets.h"
 #include "coordinator/coordinator_state.h"
 #include "issuescope/v1/coordinator.pb.h"
 #include "rocksdb/env.h"
@@ -64,12 +73,29 @@ struct CoordinatorOptions {
   absl::Duration worker_timeout = absl::Seconds(10);
   // A failed crawl is retried after this long. Default: 30 s.
   absl::Duration retry_failed_after = absl::Seconds(30);
+  // Requests of an account's shared rate budget kept per running crawl: a lease is granted
+  // only while the account has remaining >= account_reserve * (its running leases + 1).
+  // 0 disables holding back. Default: 100.
+  int64_t account_reserve = 100;
+  // How far above its weighted share of the total load a worker's assigned load may go.
+  // Default: 0.05.
+  double load_tolerance = 0.05;
   // RocksDB Env of the state database; tests pass rocksdb::NewMemEnv. Default: null (the
   // default Env, real files). Not owned; must outlive the core.
   rocksdb::Env* env = nullptr;
   // Whether every durable write also fsyncs the WAL (survives power loss, not only a process
   // crash). Default: true.
   bool sync_writes = true;
+};
+
+// CoordinatorCounters are monotonic counters since the core was opened (for metrics).
+struct CoordinatorCounters {
+  // Leases that ended because they were not renewed in time or their holder died.
+  int64_t lease_expirations = 0;
+  // Leases granted (each with a new epoch).
+  int64_t epochs_granted = 0;
+  // Durable writes (each one synced RocksDB WriteBatch).
+  uint64_t state_commits = 0;
 };
 
 // CoordinatorCore is the coordinator's state machine; see the file comment.
@@ -114,8 +140,22 @@ class CoordinatorCore {
   // INCREMENTAL) of the named repositories, or of all but GONE ones when none is named. A
   // repository being crawled gets it after its current lease. NOT_FOUND for an unknown slug.
   absl::StatusOr<v1::TriggerCrawlResponse> TriggerCrawl(const v1::TriggerCrawlRequest& req);
-  // GetStatus reports every repository (sorted by slug) and worker, and quiescence.
+  // GetStatus reports every repository (sorted by slug) with its owner, rates and ETA, every
+  // worker with its load, every account's shared budget, and quiescence.
   absl::StatusOr<v1::GetStatusResponse> GetStatus(const v1::GetStatusRequest& req);
+  // DrainWorker starts draining a worker (see the file comment); NOT_FOUND for an unknown one.
+  // Idempotent.
+  absl::StatusOr<v1::DrainWorkerResponse> DrainWorker(const v1::DrainWorkerRequest& req);
+  // PauseRepositories pauses the named repositories (all when none is named) and revokes their
+  // leases. NOT_FOUND for an unknown slug; nothing changes then.
+  absl::StatusOr<v1::PauseRepositoriesResponse> PauseRepositories(
+      const v1::PauseRepositoriesRequest& req);
+  // ResumeRepositories resumes the named repositories (all paused ones when none is named).
+  // NOT_FOUND for an unknown slug. `resumed` lists those that were paused.
+  absl::StatusOr<v1::ResumeRepositoriesResponse> ResumeRepositories(
+      const v1::ResumeRepositoriesRequest& req);
+  // Counters returns the monotonic counters.
+  CoordinatorCounters Counters();
 
   // Tick ends expired leases and the leases of dead workers now. Every other call does the same
   // first; the service calls Tick periodically so state (and status) stays fresh when idle.
@@ -129,6 +169,12 @@ class CoordinatorCore {
     coordinator::WorkerRecord record;
     absl::Time last_seen;  // last liveness signal (memory only)
   };
+  // RateSample is one progress report of the current lease: (time, requests, issues fetched).
+  struct RateSample {
+    absl::Time at;
+    int64_t requests;
+    int64_t issues;
+  };
 
   CoordinatorCore(CoordinatorOptions options, Clock* clock,
                   std::unique_ptr<coordinator::CoordinatorState> state);
@@ -137,8 +183,32 @@ class CoordinatorCore {
   // The helpers below require mu_ to be held.
   absl::Status ExpireLocked(absl::Time now);
   bool AliveLocked(const std::string& worker_id, absl::Time now) const;
-  // NeedsCrawl: the repository is unleased, not GONE, and a crawl is due.
+  // DueMode: the mode of the crawl due now (UNSPECIFIED: none, or leased, GONE or paused).
+  v1::CrawlMode DueModeLocked(const coordinator::RepoRecord& rec, absl::Time now) const;
+  // NeedsCrawl: DueMode is not UNSPECIFIED.
   bool NeedsCrawlLocked(const coordinator::RepoRecord& rec, absl::Time now) const;
+  // NextCrawlAt: when the next crawl is due (InfiniteFuture: never unless triggered).
+  absl::Time NextCrawlAtLocked(const coordinator::RepoRecord& rec, absl::Time now) const;
+  // Assignment returns slug -> owner among live, non-draining workers, recomputing it when the
+  // catalog, sizes or membership changed.
+  const std::map<std::string, std::string>& AssignmentLocked(absl::Time now);
+  // ReapDrained deletes draining workers that hold no lease according to `held` (worker ->
+  // leases) into `batch` and returns their ids; the caller erases them once committed.
+  std::vector<std::string> ReapDrainedLocked(const std::map<std::string, int>& held,
+                                             StateBatch* batch);
+  // SelectRepos normalizes the slugs of an admin request; none named means every repository
+  // that is not GONE (and paused, with `paused_only`). NOT_FOUND for a slug not in the catalog.
+  absl::StatusOr<std::set<std::string>> SelectReposLocked(
+      const google::protobuf::RepeatedPtrField<std::string>& requested, bool paused_only);
+  // RemoveWorkers forgets workers whose records a committed batch deleted.
+  void RemoveWorkersLocked(const std::vector<std::string>& ids);
+  // LeaseCount counts leases by (worker, tracker) for the account book.
+  std::map<std::pair<std::string, v1::Tracker>, int> LeaseCountLocked() const;
+  // AddTotals folds the increase of `counters` over the lease's previous report into totals.
+  static void AddTotals(coordinator::RepoRecord* rec, const v1::CrawlCounters& counters);
+  // FillRepoStatus fills one repository's status line.
+  void FillRepoStatusLocked(const std::string& slug, const coordinator::RepoRecord& rec,
+                            absl::Time now, v1::RepositoryStatus* status);
   v1::RepoPhase PhaseLocked(const coordinator::RepoRecord& rec, absl::Time now) const;
   // EndLease clears a lease, folding a crawl requested meanwhile into `scheduled`.
   void EndLeaseLocked(coordinator::RepoRecord* rec);
@@ -163,6 +233,14 @@ class CoordinatorCore {
   std::unique_ptr<coordinator::CoordinatorState> state_;
   std::map<std::string, coordinator::RepoRecord> repos_;  // by slug
   std::map<std::string, WorkerEntry> workers_;            // by worker id
+  AccountBook accounts_;
+  // Assignment cache: valid while !assignment_dirty_ and the eligible workers are unchanged.
+  std::map<std::string, std::string> owners_;  // slug -> worker
+  std::vector<std::string> assigned_workers_;
+  bool assignment_dirty_ = true;
+  std::map<std::string, std::vector<RateSample>> rates_;  // slug -> samples of current lease
+  int64_t lease_expirations_ = 0;
+  int64_t epochs_granted_ = 0;
 };
 
 }  // namespace issuescope::coordinator

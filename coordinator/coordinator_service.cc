@@ -2,6 +2,7 @@
 
 #include "common/grpc_status.h"
 #include "common/logging.h"
+#include "coordinator/security.h"
 
 namespace issuescope::coordinator {
 namespace {
@@ -19,6 +20,13 @@ grpc::Status Serve(const char* method, absl::StatusOr<Response> result, Response
 }
 
 }  // namespace
+
+grpc::Status CoordinatorService::Admin(const grpc::ServerContext* ctx, const char* method) const {
+  absl::Status allowed = CheckBearerToken(*ctx, admin_token_);
+  if (allowed.ok()) return grpc::Status::OK;
+  spdlog::warn("{} from {} refused: {}", method, ctx->peer(), std::string(allowed.message()));
+  return ToGrpcStatus(allowed);
+}
 
 grpc::Status CoordinatorService::RegisterWorker(grpc::ServerContext*,
                                                 const v1::RegisterWorkerRequest* req,
@@ -49,27 +57,57 @@ grpc::Status CoordinatorService::ReleaseLease(grpc::ServerContext*,
   return Serve("ReleaseLease", core_->ReleaseLease(*req), resp);
 }
 
-grpc::Status CoordinatorService::AddRepositories(grpc::ServerContext*,
+grpc::Status CoordinatorService::AddRepositories(grpc::ServerContext* ctx,
                                                  const v1::AddRepositoriesRequest* req,
                                                  v1::AddRepositoriesResponse* resp) {
+  if (grpc::Status s = Admin(ctx, "AddRepositories"); !s.ok()) return s;
   return Serve("AddRepositories", core_->AddRepositories(*req), resp);
 }
 
-grpc::Status CoordinatorService::RemoveRepositories(grpc::ServerContext*,
+grpc::Status CoordinatorService::RemoveRepositories(grpc::ServerContext* ctx,
                                                     const v1::RemoveRepositoriesRequest* req,
                                                     v1::RemoveRepositoriesResponse* resp) {
+  if (grpc::Status s = Admin(ctx, "RemoveRepositories"); !s.ok()) return s;
   return Serve("RemoveRepositories", core_->RemoveRepositories(*req), resp);
 }
 
-grpc::Status CoordinatorService::TriggerCrawl(grpc::ServerContext*,
+grpc::Status CoordinatorService::TriggerCrawl(grpc::ServerContext* ctx,
                                               const v1::TriggerCrawlRequest* req,
                                               v1::TriggerCrawlResponse* resp) {
+  if (grpc::Status s = Admin(ctx, "TriggerCrawl"); !s.ok()) return s;
   return Serve("TriggerCrawl", core_->TriggerCrawl(*req), resp);
 }
 
 grpc::Status CoordinatorService::GetStatus(grpc::ServerContext*, const v1::GetStatusRequest* req,
                                            v1::GetStatusResponse* resp) {
   return Serve("GetStatus", core_->GetStatus(*req), resp);
+}
+
+grpc::Status CoordinatorService::LeaveWorker(grpc::ServerContext*,
+                                             const v1::DrainWorkerRequest* req,
+                                             v1::DrainWorkerResponse* resp) {
+  return Serve("LeaveWorker", core_->DrainWorker(*req), resp);
+}
+
+grpc::Status CoordinatorService::DrainWorker(grpc::ServerContext* ctx,
+                                             const v1::DrainWorkerRequest* req,
+                                             v1::DrainWorkerResponse* resp) {
+  if (grpc::Status s = Admin(ctx, "DrainWorker"); !s.ok()) return s;
+  return Serve("DrainWorker", core_->DrainWorker(*req), resp);
+}
+
+grpc::Status CoordinatorService::PauseRepositories(grpc::ServerContext* ctx,
+                                                   const v1::PauseRepositoriesRequest* req,
+                                                   v1::PauseRepositoriesResponse* resp) {
+  if (grpc::Status s = Admin(ctx, "PauseRepositories"); !s.ok()) return s;
+  return Serve("PauseRepositories", core_->PauseRepositories(*req), resp);
+}
+
+grpc::Status CoordinatorService::ResumeRepositories(grpc::ServerContext* ctx,
+                                                    const v1::ResumeRepositoriesRequest* req,
+                                                    v1::ResumeRepositoriesResponse* resp) {
+  if (grpc::Status s = Admin(ctx, "ResumeRepositories"); !s.ok()) return s;
+  return Serve("ResumeRepositories", core_->ResumeRepositories(*req), resp);
 }
 
 }  // namespace issuescope::coordinator

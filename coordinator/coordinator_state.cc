@@ -30,6 +30,10 @@ void StateBatch::PutWorker(const WorkerRecord& record) {
   ops_.push_back({Kind::kPutWorker, record.worker_id(), record.SerializeAsString()});
 }
 
+void StateBatch::DeleteWorker(const std::string& worker_id) {
+  ops_.push_back({Kind::kDeleteWorker, worker_id, ""});
+}
+
 absl::StatusOr<std::unique_ptr<CoordinatorState>> CoordinatorState::Open(const std::string& path,
                                                                          rocksdb::Env* env,
                                                                          bool sync) {
@@ -144,12 +148,18 @@ absl::Status CoordinatorState::Commit(const StateBatch& batch) {
       case StateBatch::Kind::kPutWorker:
         s = wb.Put(workers_, op.key, op.value);
         break;
+      case StateBatch::Kind::kDeleteWorker:
+        s = wb.Delete(workers_, op.key);
+        break;
     }
     RETURN_IF_ERROR(FromRocksStatus(s, "preparing coordinator write"));
   }
   rocksdb::WriteOptions wo;
   wo.sync = sync_;
-  return FromRocksStatus(db_->Write(wo, &wb), absl::StrCat("writing coordinator state ", path_));
+  RETURN_IF_ERROR(
+      FromRocksStatus(db_->Write(wo, &wb), absl::StrCat("writing coordinator state ", path_)));
+  commits_.fetch_add(1);
+  return absl::OkStatus();
 }
 
 }  // namespace issuescope::coordinator

@@ -7,6 +7,7 @@
 // RocksDB makes concurrent Commit/Load calls safe; CoordinatorCore serialises them anyway.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,12 +30,14 @@ class StateBatch {
   void DeleteRepo(const std::string& slug, uint64_t last_epoch);
   // PutWorker stores a worker record under its id.
   void PutWorker(const WorkerRecord& record);
+  // DeleteWorker removes a worker record (a drained worker leaving the membership).
+  void DeleteWorker(const std::string& worker_id);
   // empty reports whether nothing was added.
   bool empty() const { return ops_.empty(); }
 
  private:
   friend class CoordinatorState;
-  enum class Kind { kPutRepo, kDeleteRepo, kPutWorker };
+  enum class Kind { kPutRepo, kDeleteRepo, kPutWorker, kDeleteWorker };
   struct Op {
     Kind kind;
     std::string key;
@@ -63,11 +66,14 @@ class CoordinatorState {
   absl::StatusOr<uint64_t> RemovedEpoch(const std::string& slug);
   // Commit applies `batch` atomically and durably (WAL) before returning.
   absl::Status Commit(const StateBatch& batch);
+  // commits counts the non-empty batches written since Open (each is one synced WriteBatch).
+  uint64_t commits() const { return commits_.load(); }
 
  private:
   CoordinatorState() = default;
   std::string path_;
   bool sync_ = true;
+  std::atomic<uint64_t> commits_{0};
   std::unique_ptr<rocksdb::DB> db_;
   rocksdb::ColumnFamilyHandle* repos_ = nullptr;
   rocksdb::ColumnFamilyHandle* workers_ = nullptr;

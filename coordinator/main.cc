@@ -1,6 +1,9 @@
 // issuescope-coordinator: serves issuescope.v1.Coordinator over gRPC from a CoordinatorCore
 // whose state lives in --data. Flags override the [coordinator] table of --config; the config's
-// repositories are added to the catalog at start. Errors: one line on stderr, exit code 2.
+// repositories are added to the catalog at start. --admin-token-env names the environment
+// variable holding the admin token (never a flag value); --tls-cert/--tls-key serve TLS;
+// --metrics-listen serves Prometheus metrics at GET /metrics. Errors: one line on stderr, exit
+// code 2.
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -22,6 +25,8 @@
 #include "coordinator/catalog_config.h"
 #include "coordinator/coordinator_core.h"
 #include "coordinator/coordinator_service.h"
+#include "coordinator/metrics.h"
+#include "coordinator/security.h"
 
 namespace issuescope {
 namespace {
@@ -31,6 +36,7 @@ using coordinator::CoordinatorCore;
 using coordinator::CoordinatorOptions;
 using coordinator::CoordinatorService;
 using coordinator::LoadCatalogConfig;
+using coordinator::MetricsServer;
 
 constexpr int kExitError = 2;
 
@@ -47,6 +53,12 @@ struct Flags {
   int64_t lease_ttl_ms = 0;
   int64_t heartbeat_ms = 0;
   int64_t worker_timeout_ms = 0;
+  int64_t account_reserve = -1;
+  std::string admin_token_env;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string metrics_listen;
+  std::string metrics_port_file;
   std::string log_level = "info";
 };
 
@@ -94,6 +106,15 @@ int Run(const Flags& flags) {
   if (flags.worker_timeout_ms > 0) {
     options.worker_timeout = absl::Milliseconds(flags.worker_timeout_ms);
   }
+  if (flags.account_reserve >= 0) options.account_reserve = flags.account_reserve;
+  std::string admin_token;
+  if (!flags.admin_token_env.empty()) {
+    auto token = coordinator::ReadTokenFromEnv(flags.admin_token_env);
+    if (!token.ok()) return Fail(std::string(token.status().message()));
+    admin_token = std::move(*token);
+  }
+  auto credentials = coordinator::MakeServerCredentials(flags.tls_cert, flags.tls_key);
+  if (!credentials.ok()) return Fail(std::string(credentials.status().message()));
 
   std::error_code ec;
   std::filesystem::create_directories(flags.data, ec);
@@ -116,12 +137,12 @@ int Run(const Flags& flags) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  CoordinatorService service(core->get());
+  CoordinatorService service(core->get(), admin_token);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(flags.listen, *credentials, &port);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
@@ -134,15 +155,32 @@ int Run(const Flags& flags) {
       return Fail(std::string(written.message()));
     }
   }
-  spdlog::info("coordinator serving on port {} (data {}, lease_ttl {}, worker_timeout {})", port,
-               flags.data, absl::FormatDuration(options.lease_ttl),
-               absl::FormatDuration(options.worker_timeout));
+  MetricsServer metrics(coordinator::CoreMetricsSnapshot(core->get()));
+  if (!flags.metrics_listen.empty()) {
+    auto metrics_port = metrics.Start(flags.metrics_listen);
+    absl::Status written =
+        metrics_port.ok() ? absl::OkStatus() : metrics_port.status();
+    if (written.ok() && !flags.metrics_port_file.empty()) {
+      written = WritePortFile(flags.metrics_port_file, *metrics_port);
+    }
+    if (!written.ok()) {
+      server->Shutdown();
+      return Fail(std::string(written.message()));
+    }
+  }
+  spdlog::info(
+      "coordinator serving on port {} ({}, admin token {}; data {}, lease_ttl {}, "
+      "worker_timeout {})",
+      port, flags.tls_cert.empty() ? "plaintext" : "TLS",
+      admin_token.empty() ? "not required" : "required", flags.data,
+      absl::FormatDuration(options.lease_ttl), absl::FormatDuration(options.worker_timeout));
 
   {
     Ticker ticker(core->get(), absl::Milliseconds(250));
     int sig = 0;
     sigwait(&signals, &sig);
     spdlog::info("received signal {}, shutting down", sig);
+    metrics.Stop();
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
     server->Wait();
   }
@@ -168,6 +206,21 @@ int main(int argc, char** argv) {
   app.add_option("--worker-timeout-ms", flags.worker_timeout_ms,
                  "silence after which a worker is dead (overrides the config)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--account-reserve", flags.account_reserve,
+                 "requests of an account's shared budget kept per running crawl (overrides the "
+                 "config)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--admin-token-env", flags.admin_token_env,
+                 "environment variable holding the admin token; admin calls then need "
+                 "'authorization: Bearer <token>'");
+  app.add_option("--tls-cert", flags.tls_cert, "PEM certificate chain: serve gRPC over TLS")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", flags.tls_key, "PEM private key of --tls-cert")
+      ->check(CLI::ExistingFile);
+  app.add_option("--metrics-listen", flags.metrics_listen,
+                 "HOST:PORT to serve Prometheus metrics on (GET /metrics); port 0 picks one");
+  app.add_option("--metrics-port-file", flags.metrics_port_file,
+                 "file to write the bound metrics port to");
   app.add_option("--log-level", flags.log_level, "trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();

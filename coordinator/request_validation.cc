@@ -92,6 +92,10 @@ absl::StatusOr<std::string> NormalizeSpec(const v1::RepositorySpec& spec, absl::
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".recrawl_interval_s is negative (", spec.recrawl_interval_s(), ")"));
   }
+  if (spec.full_recrawl_interval_s() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".full_recrawl_interval_s is negative (",
+                                                   spec.full_recrawl_interval_s(), ")"));
+  }
   return RepoSlug(repo);
 }
 

@@ -27,7 +27,7 @@ inline constexpr char kInProcessStoreAddress[] = "in-process";
 absl::Status ValidateStoreAddress(absl::string_view address);
 
 // NormalizeSpec checks one RepositorySpec (known tracker, valid owner/name, http(s) api_url,
-// non-negative recrawl interval) and returns its canonical slug. `field` prefixes errors,
+// non-negative recrawl intervals) and returns its canonical slug. `field` prefixes errors,
 // e.g. "repositories[3]".
 absl::StatusOr<std::string> NormalizeSpec(const v1::RepositorySpec& spec, absl::string_view field);
 

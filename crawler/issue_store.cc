@@ -214,6 +214,12 @@ class IssueStore::Writer {
   bool dirty_ = false;
 };
 
+absl::StatusOr<uint64_t> IssueStore::Epoch(absl::string_view repo_slug) const {
+  uint64_t epoch = 0;
+  RETURN_IF_ERROR(ReadCounter(db_.get(), meta_cf_, absl::StrCat(kEpochPrefix, repo_slug), &epoch));
+  return epoch;
+}
+
 absl::StatusOr<std::unique_ptr<IssueStore>> IssueStore::Open(const std::string& path,
                                                              const StoreOptions& options) {
   rocksdb::DBOptions db_options;
@@ -224,6 +230,8 @@ absl::StatusOr<std::unique_ptr<IssueStore>> IssueStore::Open(const std::string& 
   for (const char* name : {"default", "issues", "comments", "changes", "meta"}) {
     families.emplace_back(name, rocksdb::ColumnFamilyOptions());
   }
+  std::string raw_compression;
+  families.emplace_back("raw", IssueStore::RawColumnFamilyOptions(&raw_compression));
   std::unique_ptr<IssueStore> store(new IssueStore());
   rocksdb::DB* db = nullptr;
   RETURN_IF_ERROR(FromRocksStatus(
@@ -234,6 +242,8 @@ absl::StatusOr<std::unique_ptr<IssueStore>> IssueStore::Open(const std::string& 
   store->comments_cf_ = store->handles_[2];
   store->changes_cf_ = store->handles_[3];
   store->meta_cf_ = store->handles_[4];
+  store->raw_cf_ = store->handles_[5];
+  store->raw_compression_ = raw_compression;
   RETURN_IF_ERROR(store->Recover());
   return store;
 }

@@ -7,6 +7,14 @@
 //   changes  : BE64(seq)                                  -> kind(1) BE64(number) repo_slug
 //   meta     : "store_id" -> hex id; "epoch/<slug>" -> BE64 fencing epoch;
 //              "count/issues", "count/comments" -> BE64 record counts
+//   raw      : the raw bodies of fetched listing pages, zstd-compressed (crawler/raw_pages.cc):
+//              'p' slug '\0' BE64(fetch µs) BE64(seq) -> header JSON '\n' body;
+//              'x' slug '\0' item key -> the page key holding the item's newest copy;
+//              'r' page key -> BE64 number of items whose newest copy is on the page;
+//              's' -> BE64 next page seq.
+//              Retention: a page is kept while it holds the newest fetched copy of at least one
+//              issue or comment, so `issuescope reparse` can re-derive every record it covers and
+//              the column family stays proportional to the live data.
 // Every Apply*/MarkDeleted call commits its records, change-log entries, fencing epoch and
 // counters in ONE WriteBatch with the write-ahead log on and synced (WriteOptions::sync), so a
 // crash never splits them, and a page is on disk before the crawler reports the cursor past it
@@ -38,6 +46,7 @@
 #include "issuescope/v1/store.pb.h"
 #include "rocksdb/db.h"
 #include "rocksdb/env.h"
+#include "rocksdb/options.h"
 
 namespace issuescope::crawler {
 
@@ -48,6 +57,27 @@ struct StoreOptions {
   rocksdb::Env* env = nullptr;
   // Create the store if missing. Default: true.
   bool create_if_missing = true;
+};
+
+// RawPage is one fetched listing page as the tracker sent it, with what is needed to parse it
+// again (IssueStore::PutRawPage / ScanRawPages).
+struct RawPage {
+  // The repository as leased (tracker, owner, name; api_url not kept).
+  v1::RepositoryRef repo;
+  // "issues", "comments" (repository-wide) or "notes" (one issue's comments).
+  std::string listing;
+  // The request URL, without credentials.
+  std::string url;
+  // When the page was fetched (becomes the records' fetched_at on reparse).
+  absl::Time fetched_at = absl::InfinitePast();
+  // Whether the lease kept pull requests.
+  bool include_pull_requests = true;
+  // For "notes": the issue the comments belong to (number, key, html URL).
+  int64_t issue_number = 0;
+  std::string issue_key;
+  std::string issue_url;
+  // The response body as received.
+  std::string body;
 };
 
 // ApplyResult counts what one Apply call changed.
@@ -113,6 +143,29 @@ class IssueStore {
   // Info returns the id, last seq, and issue (tombstones included) and comment record counts.
   v1::StoreInfo Info() const;
 
+  // PutRawPage keeps the raw body of one listing page of `repo_slug`; `item_keys` name the
+  // records parsed from it (RawIssueItem / RawCommentItem). Each item's reference moves to this
+  // page; pages left with no referenced item are deleted. A page with no items is not kept.
+  // Not fenced and not synced (a cache for reparse; losing the newest pages in a crash only
+  // means reparse re-derives older copies of those records).
+  absl::Status PutRawPage(absl::string_view repo_slug, const RawPage& page,
+                          const std::vector<std::string>& item_keys);
+  // ScanRawPages calls `fn` for each kept page of `repo_slug` (all repositories when empty),
+  // per repository in fetch order, until it returns false. DATA_LOSS for a corrupt page.
+  absl::Status ScanRawPages(absl::string_view repo_slug,
+                            const std::function<bool(const std::string& slug,
+                                                     const RawPage& page)>& fn) const;
+  // RawPageCount counts the kept raw pages of `repo_slug` (all when empty).
+  absl::StatusOr<int64_t> RawPageCount(absl::string_view repo_slug) const;
+  // RawIssueItem / RawCommentItem are the item keys PutRawPage takes.
+  static std::string RawIssueItem(int64_t number);
+  static std::string RawCommentItem(int64_t issue_number, int64_t comment_id);
+  // raw_compression names the raw column family's compression ("zstd", or "lz4"/"snappy"/"none"
+  // when this RocksDB lacks zstd).
+  const std::string& raw_compression() const { return raw_compression_; }
+  // Epoch returns the highest fencing epoch accepted for `repo_slug` (0 when none).
+  absl::StatusOr<uint64_t> Epoch(absl::string_view repo_slug) const;
+
  private:
   // Change is one decoded change-log entry.
   struct Change {
@@ -130,6 +183,9 @@ class IssueStore {
   // LoadCurrent reads an issue with its comments; the issue field is unset when absent.
   absl::StatusOr<v1::IssueWithComments> LoadCurrent(absl::string_view repo_slug, int64_t number,
                                                     bool* found) const;
+  // RawColumnFamilyOptions are the raw column family's options (zstd when built in); sets
+  // *compression to its name (crawler/raw_pages.cc).
+  static rocksdb::ColumnFamilyOptions RawColumnFamilyOptions(std::string* compression);
   // Publish makes `seq` visible to last_seq() and wakes WaitForChanges.
   void Publish(uint64_t seq);
 
@@ -138,6 +194,10 @@ class IssueStore {
   rocksdb::ColumnFamilyHandle* comments_cf_ = nullptr;
   rocksdb::ColumnFamilyHandle* changes_cf_ = nullptr;
   rocksdb::ColumnFamilyHandle* meta_cf_ = nullptr;
+  rocksdb::ColumnFamilyHandle* raw_cf_ = nullptr;
+  std::string raw_compression_;
+  // Serialises PutRawPage (its reference counts are read-modify-write).
+  std::mutex raw_mu_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   std::string store_id_;
 

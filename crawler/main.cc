@@ -2,6 +2,11 @@
 // (with health checking and reflection), registers with the coordinator and crawls the leases it
 // is given until SIGTERM/SIGINT. Bad flags or an unusable data directory: one line on stderr,
 // exit code 2.
+//
+// Trackers: --github-api/--gitlab-api/--gitee-api set the API base URL used for repositories
+// whose catalog entry names none; --token-env names the environment variable of the token for
+// every tracker, --github-token-env/--gitlab-token-env/--gitee-token-env one tracker's own.
+// Bounds: --request-timeout-s, --max-body-mb, --max-pages-per-lease.
 #include <signal.h>
 
 #include <chrono>
@@ -11,10 +16,13 @@
 #include <memory>
 #include <string>
 
+#include <map>
+
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/repo_slug.h"
 #include "common/subprocess.h"
 #include "crawler/curl_transport.h"
 #include "crawler/issue_store.h"
@@ -29,6 +37,21 @@ namespace {
 int Fail(const std::string& message) {
   std::cerr << "issuescope-crawler: " << message << std::endl;
   return 2;
+}
+
+// ReadTokenEnv reads the token named by a --*token-env flag; "" with *error set when unset.
+std::string ReadTokenEnv(const std::string& flag, const std::string& var, std::string* error) {
+  const char* token = std::getenv(var.c_str());
+  if (token == nullptr || *token == '\0') {
+    *error = absl::StrCat("environment variable ", var, " (named by ", flag,
+                          ") is not set or empty");
+    return "";
+  }
+  return token;
+}
+
+bool ValidApiUrl(const std::string& url) {
+  return url.empty() || url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
 }
 
 bool ValidLevel(const std::string& level) {
@@ -53,6 +76,10 @@ int main(int argc, char** argv) {
   std::string id = "worker-0", listen = "127.0.0.1:0", port_file, data_dir, coordinator;
   std::string token_env, log_level = "info";
   int capacity = 2;
+  int max_pages_per_lease = 50;
+  int request_timeout_s = 60;
+  int max_body_mb = 64;
+  std::map<v1::Tracker, std::string> api_urls, token_envs;
   app.add_option("--id", id, "worker id ([A-Za-z0-9._-]{1,64})");
   app.add_option("--listen", listen, "host:port to serve the IssueStore on (port 0: any)");
   app.add_option("--port-file", port_file, "file to write the bound port to");
@@ -61,6 +88,23 @@ int main(int argc, char** argv) {
   app.add_option("--capacity", capacity, "leases crawled at once");
   app.add_option("--token-env", token_env,
                  "name of an environment variable holding the tracker token");
+  app.add_option("--github-api", api_urls[v1::TRACKER_GITHUB],
+                 "GitHub API base URL for repositories that name none (default: public API)");
+  app.add_option("--gitlab-api", api_urls[v1::TRACKER_GITLAB],
+                 "GitLab v4 API base URL, e.g. https://gitlab.com/api/v4");
+  app.add_option("--gitee-api", api_urls[v1::TRACKER_GITEE],
+                 "Gitee v5 API base URL, e.g. https://gitee.com/api/v5");
+  app.add_option("--github-token-env", token_envs[v1::TRACKER_GITHUB],
+                 "environment variable holding the GitHub token (default: --token-env)");
+  app.add_option("--gitlab-token-env", token_envs[v1::TRACKER_GITLAB],
+                 "environment variable holding the GitLab token (default: --token-env)");
+  app.add_option("--gitee-token-env", token_envs[v1::TRACKER_GITEE],
+                 "environment variable holding the Gitee token (default: --token-env)");
+  app.add_option("--max-pages-per-lease", max_pages_per_lease,
+                 "listing pages per lease before the crawl pauses and the lease is handed out "
+                 "again (0: no limit)");
+  app.add_option("--request-timeout-s", request_timeout_s, "timeout of one HTTP request");
+  app.add_option("--max-body-mb", max_body_mb, "largest accepted HTTP response body, in MiB");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off");
   try {
     app.parse(argc, argv);
@@ -73,19 +117,43 @@ int main(int argc, char** argv) {
   if (capacity < 1 || capacity > 64) {
     return Fail(absl::StrCat("--capacity must be between 1 and 64, got ", capacity));
   }
+  if (max_pages_per_lease < 0) {
+    return Fail(absl::StrCat("--max-pages-per-lease must be >= 0, got ", max_pages_per_lease));
+  }
+  if (request_timeout_s < 1 || request_timeout_s > 3600) {
+    return Fail(absl::StrCat("--request-timeout-s must be between 1 and 3600, got ",
+                             request_timeout_s));
+  }
+  if (max_body_mb < 1 || max_body_mb > 4096) {
+    return Fail(absl::StrCat("--max-body-mb must be between 1 and 4096, got ", max_body_mb));
+  }
+  for (const auto& [kind, url] : api_urls) {
+    if (!ValidApiUrl(url)) {
+      return Fail(absl::StrCat("--", TrackerName(kind), "-api '", url,
+                               "' must start with http:// or https://"));
+    }
+  }
   InitLogging("crawler", log_level);
 
   crawler::WorkerOptions options;
   options.worker_id = id;
   options.capacity = capacity;
   options.coordinator_address = coordinator;
+  options.crawler.max_pages_per_lease = max_pages_per_lease;
+  options.crawler.request_timeout = absl::Seconds(request_timeout_s);
+  std::string error;
   if (!token_env.empty()) {
-    const char* token = std::getenv(token_env.c_str());
-    if (token == nullptr || *token == '\0') {
-      return Fail(absl::StrCat("environment variable ", token_env,
-                               " (named by --token-env) is not set or empty"));
-    }
-    options.crawler.token = token;
+    options.crawler.token = ReadTokenEnv("--token-env", token_env, &error);
+    if (!error.empty()) return Fail(error);
+  }
+  for (const auto& [kind, var] : token_envs) {
+    if (var.empty()) continue;
+    options.crawler.tokens[kind] =
+        ReadTokenEnv(absl::StrCat("--", TrackerName(kind), "-token-env"), var, &error);
+    if (!error.empty()) return Fail(error);
+  }
+  for (const auto& [kind, url] : api_urls) {
+    if (!url.empty()) options.crawler.api_urls[kind] = url;
   }
 
   std::error_code ec;
@@ -113,7 +181,10 @@ int main(int argc, char** argv) {
   spdlog::info("worker {} serving store {} on port {}; coordinator {}", id,
                (*store)->store_id(), port, coordinator);
 
-  crawler::CurlTransport transport;
+  crawler::CurlTransportOptions transport_options;
+  transport_options.request_timeout = absl::Seconds(request_timeout_s);
+  transport_options.max_body_bytes = int64_t{max_body_mb} << 20;
+  crawler::CurlTransport transport(transport_options);
   auto channel = grpc::CreateChannel(coordinator, grpc::InsecureChannelCredentials());
   crawler::CrawlerWorker worker(options, channel, &transport, store->get(), Clock::Real());
   absl::Status started = worker.Start();

@@ -5,11 +5,20 @@
 // or after the first page's Date (− 1 s) changed while we paged; the first page fetched after
 // the earliest such change marks where skipping could start, so a repair pass re-lists from the
 // last updated_at before that page. Nothing changed → no repair, no extra request.
+//
+// Page budget: with max_pages_per_lease, a listing pass stops before its next page once the
+// lease has fetched that many pages. The cursor then moves to where a new listing must start so
+// nothing is lost: the last updated_at stored, or — when items changed while paging — the start
+// a repair pass would have used. The crawl ends "paused" (not done) and the next lease resumes.
+//
+// Per-issue comments (GitLab notes): after a page of issues is stored, the comments of each
+// issue that is new, or whose updated_at or comment count changed, or whose stored user
+// comments are fewer than its count (a crawl interrupted before them), are listed in full.
+// HTTP 410 there means the issue was deleted: it becomes a tombstone.
 #include "crawler/repo_crawler.h"
 
 #include <algorithm>
 #include <random>
-#include <regex>
 #include <set>
 #include <utility>
 #include <vector>
@@ -24,6 +33,7 @@
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "crawler/github_client.h"
+#include "crawler/tracker.h"
 
 namespace issuescope::crawler {
 namespace {
@@ -37,19 +47,6 @@ std::string Origin(absl::string_view url) {
   if (scheme == absl::string_view::npos) return "";
   const size_t path = url.find('/', scheme + 3);
   return absl::AsciiStrToLower(url.substr(0, path));
-}
-
-std::string UrlEncodeTime(absl::Time t) {
-  // RFC 3339 in UTC needs escaping only for ':'.
-  std::string out;
-  for (char c : FormatRfc3339(t)) {
-    if (c == ':') {
-      out += "%3A";
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 bool IsRetryableTransportError(const absl::Status& s) {
@@ -72,6 +69,7 @@ struct PassResult {
   std::vector<PageMark> pages;
   std::vector<absl::Time> updated;          // updated_at of every item listed
   std::optional<absl::Time> max_updated;
+  bool truncated = false;                   // stopped early: the lease's page budget is spent
 };
 
 // RepairPlan says whether and from where a pass must be repaired.
@@ -112,17 +110,58 @@ RepairPlan PlanRepair(const PassResult& pass, const std::optional<absl::Time>& p
   return plan;
 }
 
+// PartialSince is where the next listing must start after a pass that stopped early: the start
+// a repair would use when items changed while paging, else the greatest updated_at stored.
+std::optional<absl::Time> PartialSince(const PassResult& pass,
+                                       const std::optional<absl::Time>& pass_since) {
+  RepairPlan plan = PlanRepair(pass, pass_since);
+  if (plan.needed) return plan.since;
+  return pass.max_updated ? pass.max_updated : pass_since;
+}
+
+// SameTime compares two protobuf timestamps.
+bool SameTime(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
+  return a.seconds() == b.seconds() && a.nanos() == b.nanos();
+}
+
 }  // namespace
 
 class RepoCrawler::Run {
  public:
-  Run(RepoCrawler* crawler, const v1::Lease& lease,
+  Run(RepoCrawler* crawler, const Tracker* tracker, const v1::Lease& lease,
       const std::function<absl::Status(const CrawlProgress&)>& on_progress)
-      : c_(crawler), lease_(lease), on_progress_(on_progress), rng_(crawler->options_.jitter_seed) {
+      : c_(crawler),
+        tracker_(tracker),
+        lease_(lease),
+        on_progress_(on_progress),
+        rng_(crawler->options_.jitter_seed) {
+    const CrawlerOptions& opt = crawler->options_;
     repo_ = lease.repo();
+    const v1::Tracker kind = repo_.tracker();
     slug_ = lease.repo_slug().empty() ? RepoSlug(repo_) : lease.repo_slug();
-    base_ = repo_.api_url().empty() ? DefaultApiUrl(repo_.tracker()) : repo_.api_url();
+    auto api = opt.api_urls.find(kind);
+    base_ = !repo_.api_url().empty()  ? repo_.api_url()
+            : api != opt.api_urls.end() ? api->second
+                                        : DefaultApiUrl(kind);
     while (!base_.empty() && base_.back() == '/') base_.pop_back();
+    auto token = opt.tokens.find(kind);
+    token_ = token != opt.tokens.end() ? token->second : opt.token;
+    auto budget = opt.budgets.find(kind);
+    budget_ = budget != opt.budgets.end() && budget->second ? budget->second.get()
+                                                            : crawler->budget_.get();
+    auto pool = opt.pools.find(kind);
+    if (pool != opt.pools.end() && pool->second) {
+      pool_ = pool->second;
+      shared_pool_ = true;
+    } else {
+      // One token of this crawl's own; a secondary limit without Retry-After waits max_backoff.
+      TokenPoolOptions pool_options;
+      pool_options.secondary_backoff = opt.max_backoff;
+      pool_options.max_secondary_backoff = opt.max_backoff;
+      pool_options.max_wait = kMaxRateWait;
+      pool_ = std::make_shared<TokenPool>(kind, std::vector<PoolToken>{{"default", token_}},
+                                          crawler->clock_, pool_options);
+    }
     path_owner_ = repo_.owner();
     path_name_ = repo_.name();
     incremental_ = lease.mode() != v1::CRAWL_MODE_FULL;
@@ -132,15 +171,28 @@ class RepoCrawler::Run {
   absl::StatusOr<CrawlProgress> Crawl() {
     RETURN_IF_ERROR(FetchRepository());
     RETURN_IF_ERROR(CrawlListing(Listing::kIssues));
-    RETURN_IF_ERROR(CrawlListing(Listing::kComments));
+    if (!paused_ && tracker_->comment_listing() == CommentListing::kRepositoryWide) {
+      RETURN_IF_ERROR(CrawlListing(Listing::kComments));
+    }
     progress_.cursor = cursor_;
-    progress_.done = true;
+    progress_.done = !paused_;
+    progress_.paused = paused_;
+    if (paused_) {
+      spdlog::info("{}: page budget of {} pages spent; cursor saved, the next lease continues",
+                   slug_, c_->options_.max_pages_per_lease);
+    }
     RETURN_IF_ERROR(on_progress_(progress_));
     return progress_;
   }
 
  private:
-  std::string RepoUrl() const { return absl::StrCat(base_, "/repos/", path_owner_, "/", path_name_); }
+  TrackerRepo Where() const { return TrackerRepo{base_, path_owner_, path_name_}; }
+
+  // PageBudgetLeft reports whether the lease may fetch another listing page.
+  bool PageBudgetLeft() const {
+    const int max = c_->options_.max_pages_per_lease;
+    return max <= 0 || pages_ < max;
+  }
 
   absl::Status CheckCancelled() const {
     if (c_->cancelled_.load()) return absl::CancelledError(absl::StrCat("crawl of ", slug_, " cancelled"));
@@ -169,7 +221,8 @@ class RepoCrawler::Run {
   // WaitForBudget sleeps until the token's rate budget resets when the tracker said it is
   // spent (to this crawl or to another one sharing the token's RateBudget).
   absl::Status WaitForBudget() {
-    const absl::Time until = c_->budget_->SpentUntil(c_->clock_->Now());
+    if (shared_pool_) return absl::OkStatus();  // the pool knows each token's budget
+    const absl::Time until = budget_->SpentUntil(c_->clock_->Now());
     if (until == absl::InfinitePast()) return absl::OkStatus();
     const absl::Duration wait = until - c_->clock_->Now();
     if (wait > kMaxRateWait) {
@@ -181,18 +234,19 @@ class RepoCrawler::Run {
     return Sleep(wait);
   }
 
-  void NoteRate(const HttpHeaders& headers) {
-    RateLimit rl = ParseRateLimit(headers);
-    if (rl.remaining >= 0) {
-      rate_ = rl;
-      c_->budget_->Update(rl);
-      progress_.rate_remaining = rl.remaining;
-      progress_.rate_reset = rl.reset;
+  // NoteRate records what one response said about its token's budget.
+  void NoteRate(const RateLimit& rl) {
+    if (rl.remaining >= 0 && !shared_pool_) budget_->Update(rl);
+    const RateLimit combined = pool_->Combined();
+    if (combined.remaining >= 0) {
+      progress_.rate_remaining = combined.remaining;
+      progress_.rate_reset = combined.reset;
     }
   }
 
-  // Get sends one GET with rate limiting and retries; returns any response below 500 except a
-  // rate-limited 403/429.
+  // Get sends one GET with a token from the pool, with retries; returns any response below 500
+  // except a rate-limited 403/429. The token is held only for the exchange itself: backoff
+  // sleeps and waits for a limited token's bench happen without it.
   absl::StatusOr<HttpResponse> Get(const std::string& url, const std::string& etag) {
     const std::string where = absl::StrCat("GET ", Redact(url));
     const CrawlerOptions& opt = c_->options_;
@@ -200,12 +254,18 @@ class RepoCrawler::Run {
     for (;;) {
       RETURN_IF_ERROR(WaitForBudget());
       RETURN_IF_ERROR(CheckCancelled());
+      absl::StatusOr<TokenPool::Lease> token =
+          pool_->Acquire([this] { return c_->cancelled_.load(); });
+      if (!token.ok()) {
+        RETURN_IF_ERROR(CheckCancelled());
+        return absl::Status(token.status().code(),
+                            absl::StrCat(where, ": ", token.status().message()));
+      }
       HttpRequest req;
       req.url = url;
       req.timeout = opt.request_timeout;
-      req.headers.Add("Accept", "application/vnd.github+json");
       req.headers.Add("User-Agent", opt.user_agent);
-      if (!opt.token.empty()) req.headers.Add("Authorization", "Bearer " + opt.token);
+      tracker_->Authorize(token->token, &req);  // may add the token to req.url (Gitee): never log it
       if (!etag.empty()) req.headers.Add("If-None-Match", etag);
       progress_.counters.set_requests(progress_.counters.requests() + 1);
       absl::StatusOr<HttpResponse> resp = c_->transport_->Send(req);
@@ -213,6 +273,7 @@ class RepoCrawler::Run {
       absl::Duration wait;
       absl::Status last;
       if (!resp.ok()) {
+        pool_->Release(*token, RateLimit{}, TokenOutcome::kOk);
         if (!IsRetryableTransportError(resp.status())) {
           return absl::Status(resp.status().code(),
                               absl::StrCat(where, ": ", resp.status().message()));
@@ -220,32 +281,40 @@ class RepoCrawler::Run {
         last = resp.status();
         wait = Backoff(retries);
       } else {
-        NoteRate(resp->headers);
+        const RateLimit rl = tracker_->ParseRateLimit(resp->headers);
         const int s = resp->status;
         if (s == 403 || s == 429) {
           const auto retry_after = ParseRetryAfter(resp->headers, c_->clock_->Now());
-          const bool limited = s == 429 || rate_.remaining == 0 || retry_after.has_value() ||
+          const bool spent = rl.remaining == 0;
+          const bool limited = s == 429 || spent || retry_after.has_value() ||
                                absl::StrContains(absl::AsciiStrToLower(resp->body), "rate limit");
-          if (!limited) return HttpStatusToStatus(s, where);
+          if (!limited) {
+            pool_->Release(*token, rl, TokenOutcome::kOk);
+            NoteRate(rl);
+            return HttpStatusToStatus(s, where);
+          }
+          // The pool benches the token (until its reset, Retry-After or a backoff); the retry
+          // takes another token, or waits in Acquire for this one.
+          pool_->Release(*token, rl,
+                         spent ? TokenOutcome::kBudgetSpent : TokenOutcome::kSecondaryLimit,
+                         retry_after);
+          NoteRate(rl);
           if (retry_after && *retry_after > kMaxRateWait) {
             return absl::ResourceExhaustedError(absl::StrCat(
                 where, ": the tracker asks to retry after ", absl::FormatDuration(*retry_after),
                 ", too far away"));
           }
-          if (retry_after) {
-            wait = *retry_after;
-          } else if (rate_.remaining == 0 && rate_.reset != absl::InfinitePast()) {
-            wait = absl::ZeroDuration();  // WaitForBudget sleeps until the reset
-          } else {
-            // No hint when to come back: GitHub asks for at least a minute (max_backoff).
-            wait = opt.max_backoff;
-          }
+          wait = absl::ZeroDuration();
           last = HttpStatusToStatus(s, where, /*rate_limited=*/true);
-        } else if (s >= 500) {
-          last = HttpStatusToStatus(s, where);
-          wait = Backoff(retries);
         } else {
-          return resp;
+          pool_->Release(*token, rl, TokenOutcome::kOk);
+          NoteRate(rl);
+          if (s >= 500) {
+            last = HttpStatusToStatus(s, where);
+            wait = Backoff(retries);
+          } else {
+            return resp;
+          }
         }
       }
       if (retries >= opt.max_retries) {
@@ -273,7 +342,7 @@ class RepoCrawler::Run {
   }
 
   absl::Status FetchRepository() {
-    std::string url = RepoUrl();
+    std::string url = tracker_->RepositoryUrl(Where());
     const std::string etag = incremental_ ? cursor_.repo_etag() : "";
     ASSIGN_OR_RETURN(HttpResponse resp, Get(url, etag));
     if (resp.status == 304 && !etag.empty()) {
@@ -297,34 +366,33 @@ class RepoCrawler::Run {
           absl::StrCat("repository ", slug_, " gone (GET ", Redact(url), ": HTTP ", resp.status, ")"));
     }
     if (resp.status != 200) return UnexpectedStatus(resp.status, url);
-    auto info = ParseRepository(resp.body);
+    auto info = tracker_->ParseRepository(resp.body);
     if (!info.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("GET ", Redact(url), ": ", info.status().message()));
     }
     if (info->open_issues_count >= 0) progress_.issues_estimated = info->open_issues_count;
     cursor_.set_repo_etag(resp.headers.Get("ETag"));
-    std::vector<std::string> parts = absl::StrSplit(info->full_name, '/');
-    if (parts.size() == 2 && !parts[0].empty() && !parts[1].empty() &&
+    // The owner may hold '/' (GitLab subgroups): the name is after the last one.
+    const size_t slash = info->full_name.rfind('/');
+    if (slash != std::string::npos && slash > 0 && slash + 1 < info->full_name.size() &&
         !absl::EqualsIgnoreCase(info->full_name, RepoFullName(repo_))) {
       progress_.moved_to = absl::StrCat(TrackerName(repo_.tracker()), ":", info->full_name);
-      path_owner_ = parts[0];
-      path_name_ = parts[1];
+      path_owner_ = info->full_name.substr(0, slash);
+      path_name_ = info->full_name.substr(slash + 1);
       spdlog::info("repository {} moved to {}", slug_, progress_.moved_to);
     }
     return absl::OkStatus();
   }
 
   std::string ListingUrl(Listing kind, const std::optional<absl::Time>& since) const {
-    std::string url = kind == Listing::kIssues
-                          ? absl::StrCat(RepoUrl(), "/issues?state=all&sort=updated&direction=asc")
-                          : absl::StrCat(RepoUrl(), "/issues/comments?sort=updated&direction=asc");
-    absl::StrAppend(&url, "&per_page=", c_->options_.per_page);
-    if (since) absl::StrAppend(&url, "&since=", UrlEncodeTime(*since));
-    return url;
+    return kind == Listing::kIssues
+               ? tracker_->IssuesUrl(Where(), since, c_->options_.per_page)
+               : tracker_->CommentsUrl(Where(), since, c_->options_.per_page);
   }
 
-  // StorePage parses one page, stores the kept items and reports progress.
+  // StorePage parses one page, stores the kept items (and, for per-issue comment listings, the
+  // comments of the issues that changed) and reports progress.
   absl::Status StorePage(Listing kind, const std::string& url, const HttpResponse& resp,
                          PassResult* pass) {
     const absl::Time now = c_->clock_->Now();
@@ -337,13 +405,13 @@ class RepoCrawler::Run {
       if (!mark.last_updated || t > *mark.last_updated) mark.last_updated = t;
       if (!pass->max_updated || t > *pass->max_updated) pass->max_updated = t;
     };
-    auto bad_page = [&](const absl::Status& s) {
-      return absl::InvalidArgumentError(absl::StrCat("GET ", Redact(url), ": ", s.message()));
-    };
     v1::CrawlCounters& counters = progress_.counters;
     if (kind == Listing::kIssues) {
-      auto page = ParseIssuesPage(resp.body, repo_);
-      if (!page.ok()) return bad_page(page.status());
+      auto page = tracker_->ParseIssues(resp.body, repo_);
+      if (!page.ok()) return BadPage(url, page.status());
+      std::vector<std::string> items;
+      for (const v1::Issue& issue : *page) items.push_back(IssueStore::RawIssueItem(issue.number()));
+      RETURN_IF_ERROR(KeepRawPage("issues", url, resp.body, now, nullptr, items));
       std::vector<v1::Issue> kept;
       for (v1::Issue& issue : *page) {
         note(issue.updated_at());
@@ -352,73 +420,184 @@ class RepoCrawler::Run {
         *issue.mutable_fetched_at() = ToProto(now);
         kept.push_back(std::move(issue));
       }
+      // Which issues need their comments listed is decided against the stored copies, before
+      // the page replaces them.
+      std::vector<size_t> need_comments;
+      if (tracker_->comment_listing() == CommentListing::kPerIssue) {
+        for (size_t i = 0; i < kept.size(); ++i) {
+          ASSIGN_OR_RETURN(bool need, NeedsComments(kept[i]));
+          if (need) need_comments.push_back(i);
+        }
+      }
       ASSIGN_OR_RETURN(ApplyResult r, c_->store_->ApplyIssues(slug_, lease_.epoch(), kept));
       counters.set_issues_fetched(counters.issues_fetched() + static_cast<int64_t>(kept.size()));
       counters.set_issues_stored(counters.issues_stored() + r.stored);
+      for (size_t i : need_comments) RETURN_IF_ERROR(FetchIssueComments(kept[i]));
     } else {
-      auto page = ParseCommentsPage(resp.body, repo_);
-      if (!page.ok()) return bad_page(page.status());
+      auto page = tracker_->ParseComments(resp.body, repo_, nullptr);
+      if (!page.ok()) return BadPage(url, page.status());
+      std::vector<std::string> items;
+      for (const v1::Comment& c : *page) {
+        items.push_back(IssueStore::RawCommentItem(c.issue_number(), c.id()));
+      }
+      RETURN_IF_ERROR(KeepRawPage("comments", url, resp.body, now, nullptr, items));
       std::vector<v1::Comment> kept;
       for (v1::Comment& comment : *page) {
         note(comment.updated_at());
-        if (!keep_prs && (IsPullRequestComment(comment) ||
+        if (!keep_prs && (tracker_->IsPullRequestComment(comment) ||
                           pr_numbers_.count(comment.issue_number()) > 0)) {
           continue;
         }
         *comment.mutable_fetched_at() = ToProto(now);
         kept.push_back(std::move(comment));
       }
-      ASSIGN_OR_RETURN(ApplyResult r, c_->store_->ApplyComments(slug_, lease_.epoch(), kept));
-      counters.set_comments_fetched(counters.comments_fetched() +
-                                    static_cast<int64_t>(kept.size()));
-      counters.set_comments_stored(counters.comments_stored() + r.stored);
+      RETURN_IF_ERROR(StoreComments(kept));
     }
     pass->pages.push_back(mark);
     return on_progress_(progress_);
   }
 
-  // NoteLastPage raises the estimated issue total from the first page's Link rel="last" (which
-  // GitHub sends only sometimes): at most last_page × per_page issues. The repository's
-  // open_issues_count counts only open issues (and pull requests), so it undercounts.
-  void NoteLastPage(const std::map<std::string, std::string>& links) {
-    auto last = links.find("last");
-    if (last == links.end()) return;
-    static const std::regex kPage(R"([?&]page=(\d+))");
-    std::smatch m;
-    int64_t page = 0;
-    if (std::regex_search(last->second, m, kPage) && absl::SimpleAtoi(m[1].str(), &page) &&
-        page > 0) {
-      progress_.issues_estimated =
-          std::max(progress_.issues_estimated, page * static_cast<int64_t>(c_->options_.per_page));
+  // KeepRawPage stores the raw body of a parsed page for `issuescope reparse`.
+  absl::Status KeepRawPage(const char* listing, const std::string& url, const std::string& body,
+                           absl::Time fetched, const v1::Issue* issue,
+                           const std::vector<std::string>& items) {
+    if (!c_->options_.keep_raw_pages) return absl::OkStatus();
+    RawPage raw;
+    raw.repo.set_tracker(repo_.tracker());
+    raw.repo.set_owner(repo_.owner());
+    raw.repo.set_name(repo_.name());
+    raw.listing = listing;
+    raw.url = Redact(url);
+    raw.fetched_at = fetched;
+    raw.include_pull_requests = lease_.include_pull_requests();
+    if (issue != nullptr) {
+      raw.issue_number = issue->number();
+      raw.issue_key = issue->key();
+      raw.issue_url = issue->url();
+    }
+    raw.body = body;
+    return c_->store_->PutRawPage(slug_, raw, items);
+  }
+
+  static absl::Status BadPage(const std::string& url, const absl::Status& s) {
+    return absl::InvalidArgumentError(absl::StrCat("GET ", Redact(url), ": ", s.message()));
+  }
+
+  absl::Status StoreComments(const std::vector<v1::Comment>& comments) {
+    ASSIGN_OR_RETURN(ApplyResult r, c_->store_->ApplyComments(slug_, lease_.epoch(), comments));
+    v1::CrawlCounters& counters = progress_.counters;
+    counters.set_comments_fetched(counters.comments_fetched() +
+                                  static_cast<int64_t>(comments.size()));
+    counters.set_comments_stored(counters.comments_stored() + r.stored);
+    return absl::OkStatus();
+  }
+
+  // NeedsComments reports whether the comments of `issue` must be listed: it is new (or a
+  // tombstone), its updated_at or comment count changed, or fewer of its user comments are
+  // stored than it counts (an earlier crawl stopped before listing them).
+  absl::StatusOr<bool> NeedsComments(const v1::Issue& issue) {
+    auto stored = c_->store_->GetIssue(slug_, issue.number());
+    if (absl::IsNotFound(stored.status())) return true;
+    if (!stored.ok()) return stored.status();
+    const v1::Issue& old = stored->issue();
+    if (old.deleted() || !SameTime(old.updated_at(), issue.updated_at()) ||
+        old.comment_count() != issue.comment_count()) {
+      return true;
+    }
+    int64_t user_comments = 0;
+    for (const v1::Comment& c : stored->comments()) user_comments += c.system() ? 0 : 1;
+    return user_comments < issue.comment_count();
+  }
+
+  // FetchIssueComments lists every comment of one issue (all pages) and stores them. HTTP 410:
+  // the issue was deleted, so it becomes a tombstone (a DELETE in the change feed).
+  absl::Status FetchIssueComments(const v1::Issue& issue) {
+    std::string url = tracker_->IssueCommentsUrl(Where(), issue, c_->options_.per_page);
+    for (;;) {
+      ++pages_;
+      ASSIGN_OR_RETURN(HttpResponse resp, Get(url, ""));
+      if (resp.status == 410) {
+        spdlog::info("{}: issue {} is gone (HTTP 410); keeping a tombstone", slug_, issue.key());
+        return c_->store_->MarkDeleted(slug_, lease_.epoch(), issue.number());
+      }
+      if (resp.status != 200) return UnexpectedStatus(resp.status, url);
+      auto page = tracker_->ParseComments(resp.body, repo_, &issue);
+      if (!page.ok()) return BadPage(url, page.status());
+      const absl::Time fetched = c_->clock_->Now();
+      std::vector<std::string> items;
+      for (const v1::Comment& c : *page) {
+        items.push_back(IssueStore::RawCommentItem(c.issue_number(), c.id()));
+      }
+      RETURN_IF_ERROR(KeepRawPage("notes", url, resp.body, fetched, &issue, items));
+      const auto now = ToProto(fetched);
+      for (v1::Comment& comment : *page) *comment.mutable_fetched_at() = now;
+      RETURN_IF_ERROR(StoreComments(*page));
+      ASSIGN_OR_RETURN(std::optional<std::string> next, NextUrl(url, resp));
+      if (!next) return absl::OkStatus();
+      url = *next;
     }
   }
 
-  // Pass lists one listing from `since`, following only Link rel="next".
+  // NextUrl returns the next page's URL (nullopt on the last page); PERMISSION_DENIED when it
+  // points to another host (the token must not follow it there).
+  absl::StatusOr<std::optional<std::string>> NextUrl(const std::string& url,
+                                                      const HttpResponse& resp) const {
+    std::optional<std::string> next = tracker_->NextPageUrl(url, resp);
+    if (next && Origin(*next) != Origin(base_)) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "GET ", Redact(url), ": the next page is on another host: ", Redact(*next)));
+    }
+    return next;
+  }
+
+  // Pass lists one listing from `since`, page after page, until the last page or the lease's
+  // page budget (then `truncated`).
   absl::StatusOr<PassResult> Pass(Listing kind, const std::optional<absl::Time>& since,
                                   const std::string& etag) {
     PassResult pass;
     std::string url = ListingUrl(kind, since);
     for (bool first = true;; first = false) {
+      if (!PageBudgetLeft()) {
+        pass.truncated = true;
+        return pass;
+      }
+      ++pages_;
       ASSIGN_OR_RETURN(HttpResponse resp, Get(url, first ? etag : ""));
       if (resp.status == 304 && first && !etag.empty()) {
         progress_.counters.set_not_modified(progress_.counters.not_modified() + 1);
         pass.not_modified = true;
         return pass;
       }
+      if (resp.status == 422 && !first) {
+        // GitHub refuses deep page numbers on large listings: list again from the greatest
+        // updated_at stored so far (inclusive, so the items there are re-applied as no-ops).
+        const std::optional<absl::Time> restart = pass.max_updated ? pass.max_updated : since;
+        if (!restart || (restart_since_ && *restart_since_ == *restart)) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "GET ", Redact(url), ": HTTP 422 on a deep page, and restarting from the since "
+              "cursor makes no progress (more items share one updated_at than the tracker pages)"));
+        }
+        restart_since_ = restart;
+        progress_.counters.set_retries(progress_.counters.retries() + 1);
+        spdlog::info("{}: HTTP 422 on a deep page; listing again from {}", slug_,
+                     FormatRfc3339(*restart));
+        url = ListingUrl(kind, restart);
+        continue;
+      }
       if (resp.status != 200) {
         return UnexpectedStatus(resp.status, url);
       }
       if (first) pass.first_etag = resp.headers.Get("ETag");
-      RETURN_IF_ERROR(StorePage(kind, url, resp, &pass));
-      const auto links = ParseLinkHeader(resp.headers.Get("Link"));
-      if (first && kind == Listing::kIssues) NoteLastPage(links);
-      auto next = links.find("next");
-      if (next == links.end()) return pass;
-      if (Origin(next->second) != Origin(base_)) {
-        return absl::PermissionDeniedError(absl::StrCat(
-            "GET ", Redact(url), ": Link rel=next points to another host: ", Redact(next->second)));
+      if (first && kind == Listing::kIssues && !since) {
+        // The repository's open_issues_count counts only open issues (and pull requests), so
+        // the whole listing's own total (or last page) raises the estimate.
+        progress_.issues_estimated = std::max(
+            progress_.issues_estimated, tracker_->EstimatedTotal(resp, c_->options_.per_page));
       }
-      url = next->second;
+      RETURN_IF_ERROR(StorePage(kind, url, resp, &pass));
+      ASSIGN_OR_RETURN(std::optional<std::string> next, NextUrl(url, resp));
+      if (!next) return pass;
+      url = *next;
     }
   }
 
@@ -426,6 +605,10 @@ class RepoCrawler::Run {
   struct RoundResult {
     bool not_modified = false;
     bool stable = false;
+    // The page budget ran out; new_since is where the next lease resumes.
+    bool truncated = false;
+    // Pages stored in this round.
+    size_t pages = 0;
     std::optional<absl::Time> new_since;
     std::string first_etag;  // empty unless the first page held the whole listing
   };
@@ -438,6 +621,16 @@ class RepoCrawler::Run {
     ASSIGN_OR_RETURN(PassResult pass, Pass(kind, since, etag));
     if (pass.not_modified) {
       round.not_modified = true;
+      return round;
+    }
+    round.pages = pass.pages.size();
+    auto clamp = [&] {
+      if (since && (!round.new_since || *round.new_since < *since)) round.new_since = since;
+    };
+    if (pass.truncated) {
+      round.truncated = true;
+      round.new_since = PartialSince(pass, since);
+      clamp();
       return round;
     }
     std::optional<absl::Time> max_updated = pass.max_updated;
@@ -463,19 +656,28 @@ class RepoCrawler::Run {
                    plan.since ? FormatRfc3339(*plan.since) : std::string("the start"));
       cur_since = plan.since;
       ASSIGN_OR_RETURN(pass, Pass(kind, cur_since, ""));
+      round.pages += pass.pages.size();
+      if (pass.truncated) {
+        // Everything before cur_since is covered; the partial repair pass moves on from there.
+        round.truncated = true;
+        round.new_since = PartialSince(pass, cur_since);
+        clamp();
+        return round;
+      }
       if (pass.max_updated && (!max_updated || *pass.max_updated > *max_updated)) {
         max_updated = pass.max_updated;
       }
     }
     round.new_since = round.stable ? max_updated : cur_since;
-    if (since && (!round.new_since || *round.new_since < *since)) round.new_since = since;
+    clamp();
     return round;
   }
 
   // CrawlListing brings one listing up to date. When the cursor moves, one more round from the
   // new cursor (normally a single page: the items at the cursor, re-applied as no-ops) learns the
   // ETag of exactly the URL the next crawl sends, so an unchanged repository then costs only a
-  // 304. An ETag is kept only for a listing URL whose since equals the stored cursor.
+  // 304. An ETag is kept only for a listing URL whose since equals the stored cursor. When the
+  // page budget runs out, the cursor moves to where the next lease resumes and the crawl pauses.
   absl::Status CrawlListing(Listing kind) {
     constexpr int kMaxRounds = 4;
     const bool issues = kind == Listing::kIssues;
@@ -489,6 +691,12 @@ class RepoCrawler::Run {
     for (int round = 1;; ++round) {
       ASSIGN_OR_RETURN(RoundResult r, ListRound(kind, since, etag));
       if (r.not_modified) break;  // cursor and etag stay
+      if (r.truncated) {
+        paused_ = true;
+        if (r.pages > 0) etag.clear();  // the listing changed under the old ETag's URL
+        if (r.new_since) since = r.new_since;
+        break;
+      }
       const bool moved = r.new_since.has_value() && (!since || *r.new_since != *since);
       if (!moved) {
         etag = r.stable ? r.first_etag : "";
@@ -510,6 +718,7 @@ class RepoCrawler::Run {
   }
 
   RepoCrawler* c_;
+  const Tracker* tracker_;
   const v1::Lease& lease_;
   const std::function<absl::Status(const CrawlProgress&)>& on_progress_;
   std::mt19937_64 rng_;
@@ -521,8 +730,14 @@ class RepoCrawler::Run {
   bool incremental_ = true;
   v1::Cursor cursor_;
   CrawlProgress progress_;
-  RateLimit rate_;
   std::set<int64_t> pr_numbers_;
+  std::string token_;     // never logged
+  RateBudget* budget_;    // the token's shared budget
+  std::shared_ptr<TokenPool> pool_;  // the tracker's tokens
+  bool shared_pool_ = false;         // pool_ comes from CrawlerOptions.pools
+  int pages_ = 0;         // listing pages fetched under this lease
+  std::optional<absl::Time> restart_since_;  // the last since a 422 restarted a listing from
+  bool paused_ = false;   // the page budget ran out
 };
 
 RepoCrawler::RepoCrawler(HttpTransport* transport, IssueStore* store, Clock* clock,
@@ -538,7 +753,8 @@ absl::StatusOr<CrawlProgress> RepoCrawler::Crawl(
   if (lease.repo().owner().empty() || lease.repo().name().empty()) {
     return absl::InvalidArgumentError("lease names no repository (owner or name empty)");
   }
-  Run run(this, lease, on_progress);
+  ASSIGN_OR_RETURN(std::unique_ptr<Tracker> tracker, MakeTracker(lease.repo().tracker()));
+  Run run(this, tracker.get(), lease, on_progress);
   return run.Crawl();
 }
 

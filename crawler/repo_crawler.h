@@ -1,21 +1,33 @@
-// RepoCrawler crawls one lease: one repository's issue listing and repository-wide comment
-// listing, from the lease's cursor, into the worker's IssueStore under the lease's fencing epoch.
+// RepoCrawler crawls one lease: one repository's issue listing and its comments (a
+// repository-wide listing, or per changed issue), from the lease's cursor, into the worker's
+// IssueStore under the lease's fencing epoch. What differs per forge (URLs, auth, parsing,
+// paging and rate-limit headers) is a Tracker (crawler/tracker.h: GitHub, GitLab, Gitee), chosen
+// by the lease's RepositoryRef.tracker; this loop is the same for all of them.
 //
-// Requests are serial and minimal: the repository GET, then each listing sorted by updated_at
-// ascending (100 per page), following only `Link rel="next"`; incremental crawls send
-// `since=<cursor>` and `If-None-Match` on the first page. A shift repair pass re-lists the tail
-// of a listing when items changed while it was paged (see repo_crawler.cc). Rate limits are
-// obeyed before every request (remaining == 0 → sleep until reset); 403/429 rate limiting and
-// 5xx/transport errors are retried with a seeded, jittered exponential backoff.
+// Requests are serial and minimal: the repository GET (a 301/302/307/308 to the same host is
+// followed once and the new full name reported as moved_to; 404/410 → NOT_FOUND "repository
+// gone"), then each listing sorted by updated_at ascending (100 per page), following the
+// tracker's next page; incremental crawls send the tracker's since parameter and
+// `If-None-Match` on the first page. With max_pages_per_lease the crawl pauses after that many
+// pages with its cursor saved (CrawlProgress.paused; not done), so a huge repository does not
+// hold a worker for hours: the next lease continues from the cursor. A shift repair pass re-lists the tail
+// of a listing when items changed while it was paged (see repo_crawler.cc). Every request takes
+// a token from the tracker's TokenPool (serial per token; a spent token waits for its reset; a
+// 403/429 secondary limit benches the token until Retry-After or an exponential backoff, and the
+// request is retried with another token); 5xx/transport errors are retried with a seeded,
+// jittered exponential backoff. A 422 on a deep page (GitHub limits page=N on large listings)
+// restarts the listing from the greatest updated_at stored so far (the since cursor).
 //
 // Ownership: borrows the transport, store and clock (all must outlive the crawler).
 // Thread-safety: one thread runs Crawl; Cancel may be called from any thread.
-// The token is sent only in the Authorization header; it never appears in a status or log line.
+// The token is added only to the request being sent (a header, or Gitee's access_token query
+// parameter); it never appears in a status, a log line or stored data.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,14 +38,25 @@
 #include "crawler/http_transport.h"
 #include "crawler/issue_store.h"
 #include "crawler/rate_budget.h"
+#include "crawler/token_pool.h"
 #include "issuescope/v1/coordinator.pb.h"
 
 namespace issuescope::crawler {
 
 // CrawlerOptions configure a RepoCrawler. Every field documents its Default.
 struct CrawlerOptions {
-  // Tracker token, sent as "Authorization: Bearer <token>"; never logged. Default: none.
+  // Tracker token for every tracker without an entry in `tokens` (GitHub: "Authorization:
+  // Bearer", GitLab: "PRIVATE-TOKEN", Gitee: access_token); never logged. Default: none.
   std::string token;
+  // Tokens per tracker; a crawl uses only its own tracker's. Default: empty.
+  std::map<v1::Tracker, std::string> tokens;
+  // API base URL per tracker, for leases whose RepositoryRef.api_url is empty (which otherwise
+  // use the tracker's public default). Default: empty.
+  std::map<v1::Tracker, std::string> api_urls;
+  // Most listing pages (issue, comment and note pages) fetched under one lease; 0 = no limit.
+  // The crawl then pauses with its cursor saved (the notes of the last issue page complete it,
+  // so a lease may exceed the limit by those). Default: 0.
+  int max_pages_per_lease = 0;
   // Items per listing page. Default: 100 (GitHub's maximum).
   int per_page = 100;
   // Retries of one request after 5xx, transport errors or rate limiting. Default: 5.
@@ -53,6 +76,17 @@ struct CrawlerOptions {
   // The token's rate budget, shared by every crawl using the token in this process. Default:
   // null, meaning a budget of this crawler's own.
   std::shared_ptr<RateBudget> budget;
+  // Rate budgets per tracker (each tracker's token has its own), used before `budget`.
+  // Default: empty.
+  std::map<v1::Tracker, std::shared_ptr<RateBudget>> budgets;
+  // Token pools per tracker, shared by every crawl of the process (crawler/token_pool.h). A
+  // crawl of a tracker with a pool takes a token from it for each request (serial per token,
+  // never over budget, benched on secondary limits) and ignores `token`/`tokens`; without one it
+  // uses a one-token pool of its own. Default: empty.
+  std::map<v1::Tracker, std::shared_ptr<TokenPool>> pools;
+  // Keep the raw body of every listing page in the store (IssueStore::PutRawPage) so
+  // `issuescope reparse` can re-derive the records. Default: true.
+  bool keep_raw_pages = true;
 };
 
 // CrawlProgress is what a crawl reports after each stored page and at the end.
@@ -69,7 +103,11 @@ struct CrawlProgress {
   absl::Time rate_reset = absl::InfinitePast();
   // Set on the final report: the crawl is complete and `cursor` covers everything.
   bool done = false;
-  // "github:Owner/Name" when the tracker redirected the repository (renamed or transferred).
+  // Set on the final report instead of `done` when max_pages_per_lease stopped the crawl: the
+  // cursor says where the next lease continues.
+  bool paused = false;
+  // "github:Owner/Name" when the tracker redirected or renamed the repository (renamed or
+  // transferred; "gitlab:group/sub/name" for GitLab subgroups).
   // Issues are still stored under the lease's slug.
   std::string moved_to;
 };
@@ -82,7 +120,8 @@ class RepoCrawler {
   // Crawl runs one lease to completion, or until `on_progress` returns non-OK (e.g. the lease
   // was revoked or fenced: it stops at once and returns that status), or Cancel is called
   // (CANCELLED). on_progress is called after every stored page and once at the end with
-  // done=true and the final cursor. Errors: NOT_FOUND "repository gone" (404/410), the mapped
+  // done=true (or paused=true) and the final cursor. Errors: INVALID_ARGUMENT for a lease of an
+  // unknown tracker, NOT_FOUND "repository gone" (404/410), the mapped
   // HTTP status naming the (redacted) URL, INVALID_ARGUMENT for a bad page (nothing of that page
   // is stored), FAILED_PRECONDITION when the store fenced the epoch.
   absl::StatusOr<CrawlProgress> Crawl(

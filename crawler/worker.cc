@@ -47,8 +47,16 @@ CrawlerWorker::CrawlerWorker(WorkerOptions options,
       transport_(transport),
       store_(store),
       clock_(clock) {
-  // One token per worker: all of its crawls share what the tracker says about its budget.
+  // One token per tracker and worker: all crawls on a tracker share what it says about the
+  // token's budget. A tracker without its own token uses the common one, and its budget.
   if (!options_.crawler.budget) options_.crawler.budget = std::make_shared<RateBudget>();
+  for (v1::Tracker kind : {v1::TRACKER_GITHUB, v1::TRACKER_GITLAB, v1::TRACKER_GITEE}) {
+    std::shared_ptr<RateBudget>& budget = options_.crawler.budgets[kind];
+    if (!budget) {
+      budget = options_.crawler.tokens.count(kind) > 0 ? std::make_shared<RateBudget>()
+                                                       : options_.crawler.budget;
+    }
+  }
 }
 
 CrawlerWorker::~CrawlerWorker() { Stop(); }
@@ -278,7 +286,13 @@ void CrawlerWorker::RunCrawl(ActiveCrawl* crawl) {
     return absl::OkStatus();
   };
   absl::StatusOr<CrawlProgress> result = crawl->crawler->Crawl(lease, on_progress);
-  if (result.ok()) {
+  if (result.ok() && result->paused) {
+    // The page budget ran out: releasing the lease without done=true leaves the crawl scheduled,
+    // so the coordinator hands it out again and it continues from the reported cursor.
+    spdlog::info("crawl of {} paused after {} requests ({} issues, {} comments stored); the next "
+                 "lease continues", lease.repo_slug(), result->counters.requests(),
+                 result->counters.issues_stored(), result->counters.comments_stored());
+  } else if (result.ok()) {
     completed_.fetch_add(1);
     spdlog::info("crawl of {} done: {} requests, {} issues and {} comments stored",
                  lease.repo_slug(), result->counters.requests(), result->counters.issues_stored(),

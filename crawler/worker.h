@@ -2,7 +2,9 @@
 // heartbeats (renewing its leases and dropping revoked ones), acquires leases up to its
 // capacity, crawls each lease with a RepoCrawler on its own thread, reports progress after every
 // page (cumulative counters, the new cursor, the rate budget; done=true at the end, the error
-// text on failure) and releases the lease at the end. A FAILED_PRECONDITION from ReportProgress
+// text on failure) and releases the lease at the end. A crawl paused by its page budget
+// (CrawlerOptions.max_pages_per_lease) reports its cursor without done, so the coordinator
+// grants the repository again and the next lease continues. A FAILED_PRECONDITION from ReportProgress
 // (stale epoch) aborts that crawl at once.
 //
 // Ownership: borrows the transport, store and clock (they must outlive the worker); shares the
@@ -41,7 +43,9 @@ struct WorkerOptions {
   std::string store_address;
   // Leases crawled at once. Default: 2.
   int capacity = 2;
-  // Options of every RepoCrawler (token, page size, retries). Default: CrawlerOptions{}.
+  // Options of every RepoCrawler (tokens and API URLs per tracker, page size, retries, page
+  // budget). The worker gives each tracker with its own token its own RateBudget.
+  // Default: CrawlerOptions{}.
   CrawlerOptions crawler;
   // How often to ask for leases when there is free capacity. Default: 500 ms.
   absl::Duration poll_interval = absl::Milliseconds(500);
@@ -73,7 +77,7 @@ class CrawlerWorker {
 
   // registered reports whether RegisterWorker has succeeded at least once.
   bool registered() const { return registered_.load(); }
-  // completed_crawls counts crawls that finished with done=true reported.
+  // completed_crawls counts crawls that finished with done=true reported (not paused ones).
   int64_t completed_crawls() const { return completed_.load(); }
   // active_crawls counts crawls running now.
   int active_crawls() const;

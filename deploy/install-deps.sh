@@ -7,7 +7,13 @@ PACKAGES=(
   librocksdb-dev libxapian-dev xapian-tools libabsl-dev libgtest-dev libgmock-dev libre2-dev
   libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libtomlplusplus-dev
   libspdlog-dev libfmt-dev libzstd-dev zlib1g-dev
+  # Benchmarks (peak RSS, SQLite FTS5 baseline), the browser test and the example clients.
+  time sqlite3 chromium chromium-driver python3-grpcio python3-grpc-tools python3-protobuf
 )
+# Node.js with npm (browser test, Node client): Debian's packages unless a node is present.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  PACKAGES+=(nodejs npm)
+fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -21,7 +21,7 @@ absl::Status Annotate(const absl::Status& status, absl::string_view what) {
 }  // namespace
 
 FeedFollower::FeedFollower(std::string address, std::shared_ptr<grpc::Channel> channel,
-                           std::string store_id, IndexWriter* writer, Clock* clock,
+                           std::string store_id, ChangeSink* writer, Clock* clock,
                            FeedFollowerOptions options)
     : address_(std::move(address)),
       stub_(v1::IssueStore::NewStub(std::move(channel))),

@@ -1,5 +1,5 @@
 // FeedFollower: follows the change feed of one crawler worker's store over gRPC and applies
-// every batch through an IndexWriter, from the writer's committed position onwards.
+// every batch through a ChangeSink (IndexWriter or ShardedIndexWriter), from its position onwards.
 //
 // One background thread: GetStoreInfo (learns the store id and its newest seq), then
 // Changes(from_seq = writer.Position(store_id), follow = true, store_id = id), applying each
@@ -73,7 +73,7 @@ class FeedFollower {
   // FeedFollower follows the store at `address` (host:port) through `channel`, expecting store
   // id `store_id` ("" means: learn it from GetStoreInfo).
   FeedFollower(std::string address, std::shared_ptr<grpc::Channel> channel, std::string store_id,
-               IndexWriter* writer, Clock* clock, FeedFollowerOptions options = {});
+               ChangeSink* writer, Clock* clock, FeedFollowerOptions options = {});
   // ~FeedFollower stops the follower.
   ~FeedFollower();
   FeedFollower(const FeedFollower&) = delete;
@@ -99,7 +99,7 @@ class FeedFollower {
 
   const std::string address_;
   const std::unique_ptr<v1::IssueStore::Stub> stub_;
-  IndexWriter* const writer_;
+  ChangeSink* const writer_;
   Clock* const clock_;
   const FeedFollowerOptions options_;
 

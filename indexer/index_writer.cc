@@ -132,8 +132,24 @@ absl::Status IndexWriter::Apply(const v1::ChangeBatch& batch, ApplyResult* resul
   return status;
 }
 
+absl::Status IndexWriter::BeginGroupLocked() {
+  if (in_group_) return absl::OkStatus();
+  if (transactional_) db_.begin_transaction(/*flushed=*/true);
+  in_group_ = true;
+  group_started_ = clock_->Now();
+  group_events_ = 0;
+  return absl::OkStatus();
+}
+
 absl::Status IndexWriter::ApplyLocked(const v1::ChangeBatch& batch, ApplyResult* result) {
   if (absl::Status valid = ValidateBatch(batch); !valid.ok()) return valid;
+  if (auto rewound = rewound_.find(batch.store_id()); rewound != rewound_.end()) {
+    rewound_.erase(rewound);
+    auto at = positions_.find(batch.store_id());
+    return absl::AbortedError(absl::StrCat(
+        "index ", path_, ": a failed commit discarded uncommitted events of store ",
+        batch.store_id(), "; resume from seq ", at == positions_.end() ? 0 : at->second));
+  }
   auto found = positions_.find(batch.store_id());
   const uint64_t position = found == positions_.end() ? 0 : found->second;
   if (batch.last_seq() <= position) {
@@ -141,12 +157,7 @@ absl::Status IndexWriter::ApplyLocked(const v1::ChangeBatch& batch, ApplyResult*
     return absl::OkStatus();
   }
   try {
-    if (!in_group_) {
-      if (transactional_) db_.begin_transaction(/*flushed=*/true);
-      in_group_ = true;
-      group_started_ = clock_->Now();
-      group_events_ = 0;
-    }
+    if (absl::Status begun = BeginGroupLocked(); !begun.ok()) return begun;
     for (const v1::ChangeEvent& event : batch.events()) {
       if (event.seq() <= position) {
         ++result->already_consumed;
@@ -189,9 +200,11 @@ absl::Status IndexWriter::ApplyLocked(const v1::ChangeBatch& batch, ApplyResult*
     }
     db_.set_metadata(FeedKey(batch.store_id()), std::to_string(batch.last_seq()));
   } catch (const Xapian::Error& e) {
-    return RollbackLocked(XapianError(
+    absl::Status cause = RollbackLocked(XapianError(
         absl::StrCat("indexing batch of store ", batch.store_id(), " up to seq ", batch.last_seq()),
         e));
+    rewound_.erase(batch.store_id());  // this batch's caller gets the error itself
+    return cause;
   }
   positions_[batch.store_id()] = batch.last_seq();
   group_events_ += result->consumed();
@@ -227,6 +240,7 @@ absl::Status IndexWriter::CommitLocked() {
   }
   in_group_ = false;
   group_events_ = 0;
+  if (options_.after_commit) options_.after_commit(path_);
   return absl::OkStatus();
 }
 
@@ -242,7 +256,12 @@ absl::Status IndexWriter::RollbackLocked(absl::Status cause) {
   in_group_ = false;
   group_events_ = 0;
   // Positions go back to the committed ones, which cover exactly the committed documents.
+  const std::map<std::string, uint64_t, std::less<>> before = positions_;
   absl::Status reloaded = LoadPositionsLocked();
+  for (const auto& [store, seq] : before) {
+    auto now = positions_.find(store);
+    if (now == positions_.end() || now->second < seq) rewound_.insert(store);
+  }
   if (!reloaded.ok()) spdlog::error("{}", reloaded.ToString());
   spdlog::error("{}; the pending group was discarded", cause.ToString());
   return cause;
@@ -282,6 +301,71 @@ absl::StatusOr<v1::IssueWithComments> IndexWriter::Lookup(absl::string_view repo
   } catch (const Xapian::Error& e) {
     return XapianError(absl::StrCat("looking up ", term.substr(1), " in index ", path_), e);
   }
+}
+
+absl::StatusOr<RetagBatchResult> IndexWriter::RetagBatch(Tagger* tagger,
+                                                         Xapian::docid after_docid,
+                                                         Xapian::docid up_to_docid, int max_docs,
+                                                         const RetagMetadata& metadata) {
+  RetagBatchResult result;
+  result.last_docid = after_docid;
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    if (absl::Status begun = BeginGroupLocked(); !begun.ok()) return begun;
+    Xapian::PostingIterator it = db_.postlist_begin(std::string());
+    const Xapian::PostingIterator end = db_.postlist_end(std::string());
+    if (it != end && after_docid > 0) it.skip_to(after_docid + 1);
+    for (; it != end && *it <= up_to_docid && result.retagged < max_docs; ++it) {
+      const Xapian::docid docid = *it;
+      absl::StatusOr<v1::IssueWithComments> stored = index::ReadDocument(db_.get_document(docid));
+      if (!stored.ok()) {
+        return RollbackLocked(absl::DataLossError(absl::StrCat(
+            "index ", path_, ": document ", docid, " holds no issue; cannot re-tag it")));
+      }
+      tagger->Tag(&*stored);
+      db_.replace_document(docid, index::BuildDocument(*stored));
+      result.last_docid = docid;
+      ++result.retagged;
+    }
+    result.finished = it == end || *it > up_to_docid;
+    if (metadata) {
+      for (const auto& [key, value] : metadata(result)) db_.set_metadata(key, value);
+    }
+  } catch (const Xapian::Error& e) {
+    return RollbackLocked(XapianError(absl::StrCat("re-tagging index ", path_), e));
+  }
+  if (absl::Status committed = CommitLocked(); !committed.ok()) return committed;
+  return result;
+}
+
+absl::StatusOr<Xapian::docid> IndexWriter::LastDocid() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    return db_.get_lastdocid();
+  } catch (const Xapian::Error& e) {
+    return XapianError(absl::StrCat("reading the last document id of index ", path_), e);
+  }
+}
+
+absl::StatusOr<std::string> IndexWriter::GetMetadata(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    return db_.get_metadata(key);
+  } catch (const Xapian::Error& e) {
+    return XapianError(absl::StrCat("reading metadata ", key, " of index ", path_), e);
+  }
+}
+
+absl::Status IndexWriter::CommitMetadata(
+    const std::vector<std::pair<std::string, std::string>>& entries) {
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    if (absl::Status begun = BeginGroupLocked(); !begun.ok()) return begun;
+    for (const auto& [key, value] : entries) db_.set_metadata(key, value);
+  } catch (const Xapian::Error& e) {
+    return RollbackLocked(XapianError(absl::StrCat("writing metadata of index ", path_), e));
+  }
+  return CommitLocked();
 }
 
 }  // namespace issuescope::indexer

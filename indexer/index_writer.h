@@ -20,9 +20,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +34,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "indexer/change_sink.h"
 #include "indexer/tagger.h"
 #include "issuescope/v1/store.pb.h"
 #include "xapian.h"
@@ -51,25 +54,26 @@ struct IndexWriterOptions {
   // Tags each issue before it is indexed; nullptr leaves tags as they arrive. Not owned.
   // Default: nullptr.
   Tagger* tagger = nullptr;
+  // Test hook: called (under the writer's mutex) right after every successful commit, with the
+  // index path. Crash tests end the process from it. Default: none.
+  std::function<void(const std::string& path)> after_commit;
 };
 
-// ApplyResult counts what one Apply did with the events of a batch.
-struct ApplyResult {
-  // Events with seq <= the store's position (already indexed).
-  int64_t already_consumed = 0;
-  // Documents replaced or added.
-  int64_t upserted = 0;
-  // Documents deleted (DELETE events, or issues the tracker reports deleted).
-  int64_t deleted = 0;
-  // Events whose version is older than the indexed document (a stale worker).
-  int64_t stale = 0;
-  // UPSERT events without an issue (only comments arrived so far).
-  int64_t without_issue = 0;
-  // Events newer than the position (everything except already_consumed).
-  int64_t consumed() const { return upserted + deleted + stale + without_issue; }
+// RetagBatchResult is what one IndexWriter::RetagBatch did.
+struct RetagBatchResult {
+  // Documents re-tagged in this batch.
+  int64_t retagged = 0;
+  // Highest document id looked at (the cursor to continue after).
+  Xapian::docid last_docid = 0;
+  // True when no document with a higher id remains.
+  bool finished = false;
 };
 
-class IndexWriter {
+// RetagMetadata computes the metadata to commit with a re-tag batch from its result.
+using RetagMetadata =
+    std::function<std::vector<std::pair<std::string, std::string>>(const RetagBatchResult&)>;
+
+class IndexWriter : public ChangeSink {
  public:
   // Open opens (creating) an on-disk Xapian database at `path`; "" or ":memory:" selects the
   // in-memory backend. FAILED_PRECONDITION "index DIR is locked by another indexer" when another
@@ -90,20 +94,40 @@ class IndexWriter {
   // max(position, last_seq) and is committed with the documents (per the commit policy).
   // INVALID_ARGUMENT, with nothing written, for an empty store_id, an unknown event kind or an
   // event seq above last_seq. `result`, when given, receives the counts.
-  absl::Status Apply(const v1::ChangeBatch& batch, ApplyResult* result = nullptr);
+  //
+  // When a failed commit discarded the pending group, every store whose position went back
+  // gets ABORTED once on its next Apply (nothing written), so its follower resumes from
+  // Position() instead of continuing above the discarded events.
+  absl::Status Apply(const v1::ChangeBatch& batch, ApplyResult* result = nullptr) override;
 
   // Flush commits the pending group now (no-op without one).
-  absl::Status Flush();
+  absl::Status Flush() override;
   // FlushIfDue commits the pending group if max_commit_delay has passed since it began.
-  absl::Status FlushIfDue();
+  absl::Status FlushIfDue() override;
 
   // Position returns the highest consumed sequence number of a store (0 when unknown),
   // including a pending group's.
-  uint64_t Position(absl::string_view store_id) const;
+  uint64_t Position(absl::string_view store_id) const override;
   // Positions returns every store's position, sorted by store id.
-  std::vector<std::pair<std::string, uint64_t>> Positions() const;
+  std::vector<std::pair<std::string, uint64_t>> Positions() const override;
   // DocumentCount returns the number of indexed issues (including a pending group's).
-  int64_t DocumentCount() const;
+  int64_t DocumentCount() const override;
+
+  // RetagBatch re-tags, with `tagger`, up to `max_docs` documents whose id is above
+  // `after_docid` (rebuilding each from its stored issue; document ids are kept), writes the
+  // metadata `metadata(result)` returns, and commits them together with any pending group, so
+  // readers see whole batches. DATA_LOSS naming the document when one holds no issue.
+  // Documents with an id above `up_to_docid` are left alone (finished is then true).
+  absl::StatusOr<RetagBatchResult> RetagBatch(Tagger* tagger, Xapian::docid after_docid,
+                                              Xapian::docid up_to_docid, int max_docs,
+                                              const RetagMetadata& metadata);
+  // LastDocid returns the highest document id ever assigned (0 for a new index).
+  absl::StatusOr<Xapian::docid> LastDocid() const;
+  // GetMetadata returns a metadata value ("" when unset), including a pending group's.
+  absl::StatusOr<std::string> GetMetadata(const std::string& key) const;
+  // CommitMetadata sets metadata (an empty value removes the key) and commits it, together with
+  // any pending group.
+  absl::Status CommitMetadata(const std::vector<std::pair<std::string, std::string>>& entries);
   // Lookup returns the indexed issue `number` of `repo_slug` (including a pending group's);
   // NOT_FOUND when it is not indexed.
   absl::StatusOr<v1::IssueWithComments> Lookup(absl::string_view repo_slug, int64_t number) const;
@@ -115,6 +139,7 @@ class IndexWriter {
               IndexWriterOptions options);
 
   absl::Status LoadPositionsLocked();
+  absl::Status BeginGroupLocked();
   absl::Status ApplyLocked(const v1::ChangeBatch& batch, ApplyResult* result);
   absl::Status CommitLocked();
   absl::Status RollbackLocked(absl::Status cause);
@@ -132,6 +157,8 @@ class IndexWriter {
   bool in_group_ = false;
   absl::Time group_started_;
   int64_t group_events_ = 0;
+  // Stores whose uncommitted events a failed commit discarded (see Apply).
+  std::set<std::string, std::less<>> rewound_;
 };
 
 }  // namespace issuescope::indexer

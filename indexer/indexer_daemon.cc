@@ -17,7 +17,7 @@ constexpr absl::Duration kSleepSlice = absl::Milliseconds(50);
 
 }  // namespace
 
-IndexerDaemon::IndexerDaemon(IndexWriter* writer, Clock* clock, IndexerDaemonOptions options)
+IndexerDaemon::IndexerDaemon(ChangeSink* writer, Clock* clock, IndexerDaemonOptions options)
     : writer_(writer), clock_(clock), options_(std::move(options)) {}
 
 IndexerDaemon::~IndexerDaemon() { Stop(); }

@@ -1,5 +1,6 @@
 // IndexerDaemon: runs one FeedFollower per crawler worker store, all writing into one
-// IndexWriter. The stores come either from a static list of addresses, or from the
+// ChangeSink (an IndexWriter, or a ShardedIndexWriter). The stores come either from a static
+// list of addresses, or from the
 // coordinator: every poll_interval the daemon calls Coordinator.GetStatus and makes its followers
 // match the listed workers' (store_address, store_id) pairs — new pairs get a follower, pairs no
 // longer listed (a worker removed, moved to another address, or re-registered with a wiped
@@ -48,7 +49,7 @@ struct IndexerDaemonOptions {
 class IndexerDaemon {
  public:
   // IndexerDaemon prepares a daemon; nothing runs before Start.
-  IndexerDaemon(IndexWriter* writer, Clock* clock, IndexerDaemonOptions options);
+  IndexerDaemon(ChangeSink* writer, Clock* clock, IndexerDaemonOptions options);
   // ~IndexerDaemon stops everything.
   ~IndexerDaemon();
   IndexerDaemon(const IndexerDaemon&) = delete;
@@ -74,7 +75,7 @@ class IndexerDaemon {
   // StartFollowerLocked creates and starts the follower of a store.
   void StartFollowerLocked(const Key& key);
 
-  IndexWriter* const writer_;
+  ChangeSink* const writer_;
   Clock* const clock_;
   const IndexerDaemonOptions options_;
   std::unique_ptr<v1::Coordinator::Stub> coordinator_;

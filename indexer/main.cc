@@ -1,8 +1,15 @@
-// issuescope-indexer: follows crawler workers' change feeds into a Xapian index.
+// issuescope-indexer: follows crawler workers' change feeds into a Xapian index, tagging every
+// issue with the taxonomy classifier.
 //
 //   issuescope-indexer --index DIR (--coordinator HOST:PORT | --store HOST:PORT ...)
-//                      [--commit-every N] [--commit-delay-ms MS] [--stats-interval S]
-//                      [--log-level info]
+//                      [--shards N] [--taxonomy FILE] [--model FILE] [--no-tags]
+//                      [--batch-size N] [--commit-every N] [--commit-interval-ms MS]
+//                      [--retag-batch N] [--stats-interval S] [--log-level info]
+//
+// --shards N > 1 writes a sharded index (DIR/shard-NNN + DIR/issuescope.stub, one writer thread
+// per shard). Tags come from the taxonomy compiled into the binary unless --taxonomy/--model
+// name files; when the index's recorded tagger fingerprint differs, every stored document is
+// re-tagged in the background while the feeds are followed.
 //
 // SIGTERM/SIGINT stop the followers, commit what is pending and exit 0. Bad flags, or an index
 // that cannot be opened (e.g. locked by another indexer), print one line on stderr and exit 2.
@@ -21,6 +28,9 @@
 #include "common/logging.h"
 #include "indexer/index_writer.h"
 #include "indexer/indexer_daemon.h"
+#include "indexer/retagger.h"
+#include "indexer/sharded_index_writer.h"
+#include "indexer/taxonomy_tagger.h"
 
 namespace {
 
@@ -31,9 +41,11 @@ int Fail(const std::string& message) {
   return 2;
 }
 
-// LogStats writes the periodic status line: documents, and each store's position and lag.
-void LogStats(const issuescope::indexer::IndexWriter& writer,
-              const issuescope::indexer::IndexerDaemon& daemon) {
+// LogStats writes the periodic status line: documents, each store's position and lag, and the
+// re-tag progress while one runs.
+void LogStats(const issuescope::indexer::ChangeSink& writer,
+              const issuescope::indexer::IndexerDaemon& daemon,
+              const issuescope::indexer::Retagger* retagger) {
   std::vector<std::string> stores;
   for (const auto& f : daemon.Followers()) {
     const uint64_t lag = f.store_last_seq > f.position ? f.store_last_seq - f.position : 0;
@@ -42,8 +54,13 @@ void LogStats(const issuescope::indexer::IndexWriter& writer,
                                   f.caught_up ? " caught-up" : " behind",
                                   " reconnects=", f.reconnects));
   }
-  spdlog::info("{} documents; {} stores: {}", writer.DocumentCount(), stores.size(),
-               stores.empty() ? std::string("none yet") : absl::StrJoin(stores, "; "));
+  std::string retag;
+  if (retagger != nullptr) {
+    const issuescope::indexer::RetagProgress p = retagger->Progress();
+    if (p.running) retag = absl::StrCat("; re-tagging ", p.done, "/", p.total);
+  }
+  spdlog::info("{} documents; {} stores: {}{}", writer.DocumentCount(), stores.size(),
+               stores.empty() ? std::string("none yet") : absl::StrJoin(stores, "; "), retag);
 }
 
 }  // namespace
@@ -63,6 +80,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> stores;
   int commit_every = 0;
   int commit_delay_ms = 1000;
+  int batch_size = 0;
+  int retag_batch = 500;
+  uint32_t shards = 1;
+  std::string taxonomy_file;
+  std::string model_file;
+  bool no_tags = false;
   int stats_interval_s = 10;
   std::string log_level = "info";
   app.add_option("--index", index_dir, "Xapian index directory (created if missing)")
@@ -75,8 +98,23 @@ int main(int argc, char** argv) {
   app.add_option("--commit-every", commit_every,
                  "group commits of up to N events (0: commit every batch)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--commit-delay-ms", commit_delay_ms,
+  app.add_option("--commit-interval-ms,--commit-delay-ms", commit_delay_ms,
                  "with --commit-every, commit a group at the latest after MS milliseconds")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--batch-size", batch_size,
+                 "events per change-feed batch asked of each store (0: the store's default)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--shards", shards,
+                 "shards (one Xapian database and writer thread each); 1: one database")
+      ->check(CLI::Range(1, 256));
+  auto* taxonomy_opt = app.add_option(
+      "--taxonomy", taxonomy_file, "taxonomy TOML file (default: llm-dl/1, built in)");
+  auto* model_opt = app.add_option("--model", model_file,
+                                   "classifier model JSON file (default: rules and labels only)");
+  app.add_flag("--no-tags", no_tags, "index without taxonomy tags")
+      ->excludes(taxonomy_opt)
+      ->excludes(model_opt);
+  app.add_option("--retag-batch", retag_batch, "documents re-tagged per commit")
       ->check(CLI::PositiveNumber);
   app.add_option("--stats-interval", stats_interval_s, "seconds between status log lines")
       ->check(CLI::PositiveNumber);
@@ -94,21 +132,60 @@ int main(int argc, char** argv) {
   }
 
   issuescope::InitLogging("indexer", log_level);
-  issuescope::indexer::IndexWriterOptions writer_options;
+  namespace ix = issuescope::indexer;
+  if (absl::Status layout = ix::CheckIndexLayout(index_dir, shards); !layout.ok()) {
+    return Fail(std::string(layout.message()));
+  }
+  std::unique_ptr<ix::TaxonomyTagger> tagger;
+  if (!no_tags) {
+    auto created = ix::TaxonomyTagger::Create(taxonomy_file, model_file);
+    if (!created.ok()) return Fail(std::string(created.status().message()));
+    tagger = *std::move(created);
+    spdlog::info("tagging with {}", tagger->Fingerprint());
+  }
+  ix::IndexWriterOptions writer_options;
   writer_options.max_pending_events = commit_every;
   writer_options.max_commit_delay = absl::Milliseconds(commit_delay_ms);
-  auto writer = issuescope::indexer::IndexWriter::Open(index_dir, writer_options);
-  if (!writer.ok()) return Fail(std::string(writer.status().message()));
+  writer_options.tagger = tagger.get();
+  std::unique_ptr<ix::IndexWriter> single;
+  std::unique_ptr<ix::ShardedIndexWriter> sharded;
+  std::vector<ix::IndexWriter*> shard_writers;
+  ix::ChangeSink* sink = nullptr;
+  if (shards == 1) {
+    auto opened = ix::IndexWriter::Open(index_dir, writer_options);
+    if (!opened.ok()) return Fail(std::string(opened.status().message()));
+    single = *std::move(opened);
+    shard_writers.push_back(single.get());
+    sink = single.get();
+  } else {
+    ix::ShardedIndexWriterOptions sharded_options;
+    sharded_options.shards = shards;
+    sharded_options.writer = writer_options;
+    auto opened = ix::ShardedIndexWriter::Open(index_dir, sharded_options);
+    if (!opened.ok()) return Fail(std::string(opened.status().message()));
+    sharded = *std::move(opened);
+    for (uint32_t i = 0; i < shards; ++i) shard_writers.push_back(sharded->shard(i));
+    sink = sharded.get();
+  }
+  std::unique_ptr<ix::Retagger> retagger;
+  if (tagger != nullptr) {
+    ix::RetaggerOptions retag_options;
+    retag_options.batch_size = retag_batch;
+    retagger = std::make_unique<ix::Retagger>(shard_writers, tagger.get(), retag_options);
+    retagger->Start();
+  } else if (absl::Status marked = ix::RecordUntagged(shard_writers); !marked.ok()) {
+    return Fail(std::string(marked.message()));
+  }
 
   issuescope::indexer::IndexerDaemonOptions daemon_options;
   daemon_options.coordinator_address = coordinator;
   daemon_options.store_addresses = stores;
-  issuescope::indexer::IndexerDaemon daemon(writer->get(), issuescope::Clock::Real(),
-                                            daemon_options);
+  daemon_options.follower.max_batch = batch_size;
+  ix::IndexerDaemon daemon(sink, issuescope::Clock::Real(), daemon_options);
   if (absl::Status started = daemon.Start(); !started.ok()) {
     return Fail(std::string(started.message()));
   }
-  spdlog::info("indexing into {} from {}", index_dir,
+  spdlog::info("indexing into {} ({} shard{}) from {}", index_dir, shards, shards == 1 ? "" : "s",
                coordinator.empty() ? absl::StrCat("stores ", absl::StrJoin(stores, ", "))
                                    : absl::StrCat("coordinator ", coordinator));
 
@@ -124,20 +201,21 @@ int main(int argc, char** argv) {
       spdlog::error("waiting for signals failed (errno {}); stopping", errno);
       break;
     }
-    LogStats(**writer, daemon);
+    LogStats(*sink, daemon, retagger.get());
   }
+  if (retagger != nullptr) retagger->Stop();
   daemon.Stop();
-  absl::Status flushed = (*writer)->Flush();
+  absl::Status flushed = sink->Flush();
   if (!flushed.ok()) {
     spdlog::error("final commit failed: {}", flushed.ToString());
     return 1;
   }
   std::vector<std::string> positions;
-  for (const auto& [store_id, seq] : (*writer)->Positions()) {
+  for (const auto& [store_id, seq] : sink->Positions()) {
     positions.push_back(absl::StrCat(store_id, "=", seq));
   }
   spdlog::info("stopped; index committed with {} documents; positions: {}",
-               (*writer)->DocumentCount(),
+               sink->DocumentCount(),
                positions.empty() ? std::string("none") : absl::StrJoin(positions, ", "));
   return 0;
 }

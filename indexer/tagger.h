@@ -1,10 +1,14 @@
 // Tagger: the place where taxonomy tagging plugs into indexing. IndexWriter calls it on every
 // issue just before building its Xapian document; without one (the default), issues keep the
-// tags they arrived with (the crawler's store leaves them empty).
+// tags they arrived with (the crawler's store leaves them empty). The Retagger calls it again on
+// stored documents when the tagger's Fingerprint differs from the one the index records.
 //
-// Implementations are owned by the caller, must outlive the IndexWriter, and are called under
-// the writer's mutex (one call at a time).
+// Implementations are owned by the caller and must outlive the IndexWriter / Retagger. Tag may
+// be called from several threads at once (one per shard writer, and the re-tagger), so
+// implementations must be safe for concurrent use (TaxonomyTagger is immutable).
 #pragma once
+
+#include <string>
 
 #include "issuescope/v1/model.pb.h"
 
@@ -15,6 +19,10 @@ class Tagger {
   virtual ~Tagger() = default;
   // Tag fills `issue->issue().tags()` from the issue's text, labels and comments.
   virtual void Tag(v1::IssueWithComments* issue) = 0;
+  // Fingerprint identifies what the tags depend on (taxonomy version and file bytes, model);
+  // the index records it (index::kTaggerMetadataKey) and is re-tagged when it changes.
+  // "" (the default) means "unversioned": such a tagger never triggers a re-tag.
+  virtual std::string Fingerprint() const { return std::string(); }
 };
 
 }  // namespace issuescope::indexer

@@ -1,7 +1,10 @@
 // issuescope-search: serves issuescope.v1.Search over the Xapian index at --index.
 //
-//   issuescope-search --listen 127.0.0.1:0 --port-file /tmp/search.port --index /data/index
+//   issuescope-search --listen 127.0.0.1:0 --port-file /tmp/search.port --index /data/index \
+//       --http-listen 127.0.0.1:8080
 //
+// With --http-listen it also serves the same API over HTTP/JSON and the web page (docs/WEB.md)
+// through the server's in-process channel; --http-port-file receives that port.
 // Starts even when the index does not exist yet (queries answer UNAVAILABLE "index not built
 // yet" until it appears). Writes the bound port to --port-file (temp file + rename), serves
 // health checking and reflection, and shuts down cleanly on SIGTERM or SIGINT. Errors: one
@@ -15,12 +18,14 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "CLI/CLI.hpp"
 #include "common/logging.h"
 #include "common/subprocess.h"
 #include "search/search_service.h"
 #include "search/searcher.h"
+#include "search/web/http_gateway.h"
 
 namespace {
 
@@ -42,9 +47,15 @@ int main(int argc, char** argv) {
   std::string port_file;
   std::string index_dir;
   std::string log_level = "info";
+  std::string http_listen;
+  std::string http_port_file;
   app.add_option("--listen", listen, "address to listen on (host:port; port 0 picks one)");
   app.add_option("--port-file", port_file, "file to write the bound port to");
   app.add_option("--index", index_dir, "directory of the Xapian index")->required();
+  app.add_option("--http-listen", http_listen,
+                 "also serve HTTP/JSON and the web page on host:port (port 0 picks one); "
+                 "off by default");
+  app.add_option("--http-port-file", http_port_file, "file to write the bound HTTP port to");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   try {
@@ -56,6 +67,14 @@ int main(int argc, char** argv) {
     return Fail(what.empty() ? "bad command line" : what);
   }
   issuescope::InitLogging("search", log_level);
+  std::pair<std::string, int> http_address;
+  if (!http_listen.empty()) {
+    auto parsed = issuescope::search::web::ParseHostPort(http_listen);
+    if (!parsed.ok()) return Fail("--http-listen: " + std::string(parsed.status().message()));
+    http_address = *parsed;
+  } else if (!http_port_file.empty()) {
+    return Fail("--http-port-file needs --http-listen");
+  }
 
   // Block the shutdown signals in every thread (gRPC's inherit the mask); main waits for them.
   sigset_t signals;
@@ -85,9 +104,26 @@ int main(int argc, char** argv) {
   }
   spdlog::info("serving issuescope.v1.Search on port {} over index {}", port, index_dir);
 
+  // The HTTP gateway calls the service in-process, so HTTP and gRPC behave identically.
+  std::unique_ptr<issuescope::search::web::HttpGateway> gateway;
+  if (!http_listen.empty()) {
+    gateway = std::make_unique<issuescope::search::web::HttpGateway>(
+        server->InProcessChannel(grpc::ChannelArguments()));
+    absl::Status s = gateway->Start(http_address.first, http_address.second);
+    if (s.ok() && !http_port_file.empty()) {
+      s = issuescope::WritePortFile(http_port_file, gateway->port());
+    }
+    if (!s.ok()) {
+      gateway.reset();
+      server->Shutdown();
+      return Fail(std::string(s.message()));
+    }
+  }
+
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   spdlog::info("signal {} received; shutting down", signal_number);
+  if (gateway != nullptr) gateway->Stop();
   server->Shutdown(std::chrono::system_clock::now() + kShutdownGrace);
   server->Wait();
   spdlog::info("stopped");

@@ -1,5 +1,7 @@
 #include "search/qualifiers.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -21,7 +23,8 @@ namespace {
 // The indexer truncates boolean terms to this many bytes (common/index_document.cc).
 constexpr size_t kMaxTermBytes = 240;
 
-using Handler = std::function<absl::StatusOr<QualifierResult>(const Token&)>;
+using Handler =
+    std::function<absl::StatusOr<QualifierResult>(const Token&, const Xapian::Database&)>;
 
 absl::Status BadValue(const Token& token, const QualifierValue& value, absl::string_view expected) {
   return absl::InvalidArgumentError(absl::StrCat("bad ", token.text, ": value '", value.text,
@@ -35,6 +38,11 @@ std::string BooleanTerm(absl::string_view prefix, absl::string_view value) {
   return term;
 }
 
+// NothingFilter matches no document. Not Query::MatchNothing, which is the empty query the
+// parser reads as "no constraint": the bare id prefix "Q" is a term no document has (every id
+// term continues with a repository slug).
+Xapian::Query NothingFilter() { return BooleanFilter(Xapian::Query(index::kIdPrefix)); }
+
 // AnyTerm is the OR of the given terms, as a weightless filter.
 QualifierResult AnyTerm(const std::vector<std::string>& terms) {
   std::vector<Xapian::Query> queries(terms.begin(), terms.end());
@@ -46,14 +54,14 @@ QualifierResult AnyTerm(const std::vector<std::string>& terms) {
 
 // TermHandler makes a handler for a qualifier whose values map 1:1 to `prefix + value`.
 Handler TermHandler(const char* prefix) {
-  return [prefix](const Token& token) -> absl::StatusOr<QualifierResult> {
+  return [prefix](const Token& token, const Xapian::Database&) -> absl::StatusOr<QualifierResult> {
     std::vector<std::string> terms;
     for (const QualifierValue& v : token.values) terms.push_back(BooleanTerm(prefix, v.text));
     return AnyTerm(terms);
   };
 }
 
-absl::StatusOr<QualifierResult> RepoHandler(const Token& token) {
+absl::StatusOr<QualifierResult> RepoHandler(const Token& token, const Xapian::Database&) {
   std::vector<std::string> terms;
   for (const QualifierValue& v : token.values) {
     absl::string_view text = v.text;
@@ -75,7 +83,7 @@ absl::StatusOr<QualifierResult> RepoHandler(const Token& token) {
   return AnyTerm(terms);
 }
 
-absl::StatusOr<QualifierResult> IsHandler(const Token& token) {
+absl::StatusOr<QualifierResult> IsHandler(const Token& token, const Xapian::Database&) {
   std::vector<std::string> terms;
   for (const QualifierValue& v : token.values) {
     const std::string value = absl::AsciiStrToLower(v.text);
@@ -95,7 +103,7 @@ absl::StatusOr<QualifierResult> IsHandler(const Token& token) {
   return AnyTerm(terms);
 }
 
-absl::StatusOr<QualifierResult> TrackerHandler(const Token& token) {
+absl::StatusOr<QualifierResult> TrackerHandler(const Token& token, const Xapian::Database&) {
   std::vector<std::string> terms;
   for (const QualifierValue& v : token.values) {
     absl::StatusOr<v1::Tracker> tracker = ParseTrackerName(absl::AsciiStrToLower(v.text));
@@ -112,7 +120,7 @@ absl::Status SingleValue(const Token& token) {
 }
 
 Handler DateHandler(Xapian::valueno slot) {
-  return [slot](const Token& token) -> absl::StatusOr<QualifierResult> {
+  return [slot](const Token& token, const Xapian::Database&) -> absl::StatusOr<QualifierResult> {
     if (absl::Status s = SingleValue(token); !s.ok()) return s;
     absl::StatusOr<Xapian::Query> filter = DateFilter(slot, token.text, token.values[0]);
     if (!filter.ok()) return filter.status();
@@ -122,7 +130,7 @@ Handler DateHandler(Xapian::valueno slot) {
   };
 }
 
-absl::StatusOr<QualifierResult> SortHandler(const Token& token) {
+absl::StatusOr<QualifierResult> SortHandler(const Token& token, const Xapian::Database&) {
   if (absl::Status s = SingleValue(token); !s.ok()) return s;
   const QualifierValue& v = token.values[0];
   std::string value = absl::AsciiStrToLower(v.text);
@@ -150,6 +158,87 @@ absl::StatusOr<QualifierResult> SortHandler(const Token& token) {
   return result;
 }
 
+absl::StatusOr<QualifierResult> NoHandler(const Token& token, const Xapian::Database&) {
+  std::vector<std::string> terms;
+  for (const QualifierValue& v : token.values) {
+    if (absl::AsciiStrToLower(v.text) != "label") return BadValue(token, v, "label");
+    terms.push_back(index::kNoLabelTerm);
+  }
+  return AnyTerm(terms);
+}
+
+absl::StatusOr<QualifierResult> LlmHandler(const Token& token, const Xapian::Database&) {
+  std::vector<std::string> terms;
+  for (const QualifierValue& v : token.values) {
+    const std::string value = absl::AsciiStrToLower(v.text);
+    if (value != "true" && value != "false") return BadValue(token, v, "true or false");
+    terms.push_back(BooleanTerm(index::kLlmPrefix, value));
+  }
+  return AnyTerm(terms);
+}
+
+absl::StatusOr<QualifierResult> InHandler(const Token& token, const Xapian::Database&) {
+  QualifierResult result;
+  for (const QualifierValue& v : token.values) {
+    const std::string value = absl::AsciiStrToLower(v.text);
+    index::TextField field;
+    if (value == "title") {
+      field = index::TextField::kTitle;
+    } else if (value == "body") {
+      field = index::TextField::kBody;
+    } else if (value == "comments" || value == "comment") {
+      field = index::TextField::kComments;
+    } else {
+      return BadValue(token, v, "title, body or comments");
+    }
+    if (std::find(result.text_fields.begin(), result.text_fields.end(), field) ==
+        result.text_fields.end()) {
+      result.text_fields.push_back(field);
+    }
+  }
+  return result;
+}
+
+// TaxonomyHandler makes the handler of `theme:`/`subtheme:`: a value with a '.' is a full id
+// ("bug.memory"); one without is a short form matching every id whose last segment it is
+// ("memory" → "bug.memory", "requirement.memory"), expanded against the index's terms.
+Handler TaxonomyHandler(const char* prefix) {
+  return [prefix](const Token& token,
+                  const Xapian::Database& db) -> absl::StatusOr<QualifierResult> {
+    std::vector<std::string> terms;
+    for (const QualifierValue& v : token.values) {
+      const std::string value = index::NormalizeTermValue(v.text);
+      if (value.find('.') != std::string::npos) {
+        terms.push_back(BooleanTerm(prefix, value));
+        continue;
+      }
+      const std::string suffix = "." + value;
+      for (Xapian::TermIterator it = db.allterms_begin(prefix); it != db.allterms_end(prefix);
+           ++it) {
+        const std::string term = *it;
+        if (absl::EndsWith(term, suffix)) terms.push_back(term);
+      }
+    }
+    if (terms.empty()) {
+      QualifierResult nothing;
+      nothing.filter = NothingFilter();
+      return nothing;
+    }
+    return AnyTerm(terms);
+  };
+}
+
+Handler NumberHandler(Xapian::valueno slot) {
+  return [slot](const Token& token, const Xapian::Database&) -> absl::StatusOr<QualifierResult> {
+    if (absl::Status s = SingleValue(token); !s.ok()) return s;
+    absl::StatusOr<Xapian::Query> filter = NumberFilter(slot, token.text, token.values[0]);
+    if (!filter.ok()) return filter.status();
+    QualifierResult result;
+    result.filter = BooleanFilter(*filter);
+    return result;
+  };
+}
+
 struct Qualifier {
   const char* name;
   Handler handler;
@@ -165,8 +254,17 @@ const std::vector<Qualifier>& Table() {
       {"author", TermHandler(index::kAuthorPrefix)},
       {"assignee", TermHandler(index::kAssigneePrefix)},
       {"tracker", TrackerHandler},
+      {"no", NoHandler},
+      {"kind", TermHandler(index::kKindPrefix)},
+      {"theme", TaxonomyHandler(index::kThemePrefix)},
+      {"subtheme", TaxonomyHandler(index::kSubthemePrefix)},
+      {"llm", LlmHandler},
+      {"in", InHandler},
       {"created", DateHandler(index::kCreatedSlot)},
       {"updated", DateHandler(index::kUpdatedSlot)},
+      {"closed", DateHandler(index::kClosedSlot)},
+      {"comments", NumberHandler(index::kCommentsSlot)},
+      {"reactions", NumberHandler(index::kReactionsSlot)},
       {"sort", SortHandler},
   };
   return *table;
@@ -270,7 +368,69 @@ absl::StatusOr<Xapian::Query> DateFilter(Xapian::valueno slot, absl::string_view
                        Xapian::sortable_serialise(static_cast<double>(b->last)));
 }
 
-absl::StatusOr<QualifierResult> BuildQualifier(const Token& token) {
+absl::StatusOr<Xapian::Query> NumberFilter(Xapian::valueno slot, absl::string_view qualifier,
+                                           const QualifierValue& value) {
+  absl::string_view text = value.text;
+  auto parse = [&](absl::string_view digits, int column) -> absl::StatusOr<int64_t> {
+    int64_t n = 0;
+    if (digits.empty() || digits.size() > 12 || !absl::SimpleAtoi(digits, &n) || n < 0 ||
+        digits.find_first_not_of("0123456789") != absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad number '", digits, "' for '", qualifier, ":' at column ", column,
+          "; expected >N, >=N, <N, <=N, =N, N or A..B with non-negative whole numbers"));
+    }
+    return n;
+  };
+  auto at = [&](Xapian::Query::op op, int64_t n) {
+    return Xapian::Query(op, slot, Xapian::sortable_serialise(static_cast<double>(n)));
+  };
+  auto range = [&](int64_t lo, int64_t hi) {
+    return Xapian::Query(Xapian::Query::OP_VALUE_RANGE, slot,
+                         Xapian::sortable_serialise(static_cast<double>(lo)),
+                         Xapian::sortable_serialise(static_cast<double>(hi)));
+  };
+  for (absl::string_view op : {">=", "<=", ">", "<", "="}) {
+    if (!absl::StartsWith(text, op)) continue;
+    absl::StatusOr<int64_t> n =
+        parse(text.substr(op.size()), value.column + static_cast<int>(op.size()));
+    if (!n.ok()) return n.status();
+    if (op == ">=") return at(Xapian::Query::OP_VALUE_GE, *n);
+    if (op == ">") return at(Xapian::Query::OP_VALUE_GE, *n + 1);
+    if (op == "<=") return at(Xapian::Query::OP_VALUE_LE, *n);
+    if (op == "<") {
+      if (*n == 0) return NothingFilter();
+      return at(Xapian::Query::OP_VALUE_LE, *n - 1);
+    }
+    return range(*n, *n);
+  }
+  if (size_t dots = text.find(".."); dots != absl::string_view::npos) {
+    const absl::string_view from = text.substr(0, dots), to = text.substr(dots + 2);
+    if (from == "*" && to == "*") {
+      return absl::InvalidArgumentError(absl::StrCat("bad range '", text, "' for '", qualifier,
+                                                     ":' at column ", value.column,
+                                                     "; at most one side may be '*'"));
+    }
+    std::optional<int64_t> lo, hi;
+    if (from != "*") {
+      absl::StatusOr<int64_t> n = parse(from, value.column);
+      if (!n.ok()) return n.status();
+      lo = *n;
+    }
+    if (to != "*") {
+      absl::StatusOr<int64_t> n = parse(to, value.column + static_cast<int>(dots) + 2);
+      if (!n.ok()) return n.status();
+      hi = *n;
+    }
+    if (!lo) return at(Xapian::Query::OP_VALUE_LE, *hi);
+    if (!hi) return at(Xapian::Query::OP_VALUE_GE, *lo);
+    return range(*lo, *hi);
+  }
+  absl::StatusOr<int64_t> n = parse(text, value.column);
+  if (!n.ok()) return n.status();
+  return range(*n, *n);
+}
+
+absl::StatusOr<QualifierResult> BuildQualifier(const Token& token, const Xapian::Database& db) {
   const Qualifier* found = nullptr;
   for (const Qualifier& q : Table()) {
     if (token.text == q.name) found = &q;
@@ -287,7 +447,7 @@ absl::StatusOr<QualifierResult> BuildQualifier(const Token& token) {
                                                      "; expected a value right after ':'"));
     }
   }
-  return found->handler(token);
+  return found->handler(token, db);
 }
 
 }  // namespace issuescope::search

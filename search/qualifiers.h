@@ -6,8 +6,10 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/index_text.h"
 #include "search/query_lexer.h"
 #include "xapian.h"
 
@@ -26,27 +28,37 @@ struct SortOrder {
   bool is_explicit = false;
 };
 
-// QualifierResult is what one qualifier contributes to a query: a filter, or a sort order.
+// QualifierResult is what one qualifier contributes to a query: a filter, a sort order, or the
+// text fields of its AND-group.
 struct QualifierResult {
-  // Boolean filter (weight 0); an empty Query for directives such as `sort:`.
+  // Boolean filter (weight 0); an empty Query for the directives `sort:` and `in:`.
   Xapian::Query filter;
   // Set by `sort:` only.
   std::optional<SortOrder> sort;
+  // Set by `in:` only: the fields the free text of the same AND-group is searched in.
+  std::vector<index::TextField> text_fields;
 };
 
 // KnownQualifiers returns the qualifier names, comma-separated, for error messages.
 std::string KnownQualifiers();
 
-// BuildQualifier turns a kQualifier token into its filter or sort order. INVALID_ARGUMENT
-// naming the qualifier and column for an unknown qualifier, an empty value, a bad `is:`,
-// `tracker:`, `repo:` or `sort:` value, or a bad date.
-absl::StatusOr<QualifierResult> BuildQualifier(const Token& token);
+// BuildQualifier turns a kQualifier token into its filter, sort order or text fields. `db`
+// expands the short forms of `theme:` and `subtheme:` (the last segment of an id). Returns
+// INVALID_ARGUMENT naming the qualifier, the column and what was expected for an unknown
+// qualifier (listing the known ones), an empty value, a value a qualifier does not take, a
+// bad date or number, or a list given to a single-valued qualifier. Throws what Xapian throws.
+absl::StatusOr<QualifierResult> BuildQualifier(const Token& token, const Xapian::Database& db);
 
 // DateFilter makes the value-slot filter of a `created:`/`updated:` value: `>D`, `>=D`, `<D`,
 // `<=D`, `A..B` (either side may be `*`) or a plain `D` (that whole day, or that second for a
 // date-time). D is YYYY-MM-DD (UTC day) or an RFC 3339 date-time (UTC when no offset given).
 absl::StatusOr<Xapian::Query> DateFilter(Xapian::valueno slot, absl::string_view qualifier,
                                          const QualifierValue& value);
+
+// NumberFilter makes the value-slot filter of a `comments:`/`reactions:` value: `>N`, `>=N`,
+// `<N`, `<=N`, `=N`, `N`, or `A..B` (either side may be `*`), N non-negative integers.
+absl::StatusOr<Xapian::Query> NumberFilter(Xapian::valueno slot, absl::string_view qualifier,
+                                           const QualifierValue& value);
 
 // BooleanFilter wraps a query so it filters without adding weight (OP_SCALE_WEIGHT by 0).
 Xapian::Query BooleanFilter(const Xapian::Query& query);

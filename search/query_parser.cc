@@ -1,11 +1,13 @@
 #include "search/query_parser.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "common/index_text.h"
 #include "search/query_lexer.h"
 
 namespace issuescope::search {
@@ -34,8 +36,11 @@ Xapian::Query Combine(Xapian::Query::op op, const std::vector<Xapian::Query>& qu
 // Parser is the recursive-descent parser over the tokens of one query.
 class Parser {
  public:
-  Parser(const std::vector<Token>& tokens, Xapian::QueryParser* text_parser)
-      : tokens_(tokens), text_parser_(text_parser) {}
+  // Parser parses `tokens`; `text_parsers` holds one configured parser per TextField (in enum
+  // order); `db` expands the short forms of taxonomy qualifiers.
+  Parser(const std::vector<Token>& tokens, std::vector<Xapian::QueryParser>* text_parsers,
+         const Xapian::Database& db)
+      : tokens_(tokens), text_parsers_(text_parsers), db_(db) {}
 
   absl::StatusOr<ParsedQuery> Run() {
     ParsedQuery parsed;
@@ -46,7 +51,8 @@ class Parser {
       return absl::InvalidArgumentError(absl::StrCat("unbalanced parenthesis: ')' at column ",
                                                      t->column, " has no matching '('"));
     }
-    parsed.query = clause->query.empty() ? MatchAllFilter() : clause->query;
+    parsed.match_all = clause->query.empty();
+    parsed.query = parsed.match_all ? MatchAllFilter() : clause->query;
     parsed.has_text = clause->has_text;
     if (sort_) parsed.sort = *sort_;
     return parsed;
@@ -92,7 +98,50 @@ class Parser {
     return result;
   }
 
+  // ScopeOfGroup returns the text fields set by `in:` qualifiers directly in the AND-group
+  // starting at the current token (not inside its parentheses), or nullopt when it has none.
+  absl::StatusOr<std::optional<std::vector<index::TextField>>> ScopeOfGroup() const {
+    std::optional<std::vector<index::TextField>> fields;
+    int depth = 0;
+    for (size_t i = pos_; i < tokens_.size(); ++i) {
+      const Token& t = tokens_[i];
+      if (t.kind == TokenKind::kLParen) ++depth;
+      if (t.kind == TokenKind::kRParen && depth-- == 0) break;
+      if (depth == 0 && t.kind == TokenKind::kOr) break;
+      if (depth != 0 || t.kind != TokenKind::kQualifier || t.text != "in") continue;
+      absl::StatusOr<QualifierResult> q = BuildQualifier(t, db_);
+      if (!q.ok()) return q.status();
+      if (!fields) fields.emplace();
+      for (index::TextField f : q->text_fields) {
+        if (std::find(fields->begin(), fields->end(), f) == fields->end()) fields->push_back(f);
+      }
+    }
+    return fields;
+  }
+
   absl::StatusOr<Clause> ParseAnd() {
+    absl::StatusOr<std::optional<std::vector<index::TextField>>> scope = ScopeOfGroup();
+    if (!scope.ok()) return scope.status();
+    // A group without `in:` searches the fields of the enclosing group (all text at the top).
+    std::vector<index::TextField> fields = {index::TextField::kAll};
+    if (*scope) {
+      fields = **scope;
+    } else if (!scopes_.empty()) {
+      fields = scopes_.back();
+    }
+    scopes_.push_back(fields);
+    const int text_before = text_atoms_;
+    absl::StatusOr<Clause> result = ParseAndInScope();
+    scopes_.pop_back();
+    if (result.ok() && *scope && text_atoms_ == text_before) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'in:' at column ", in_column_, " scopes no free text; expected a word or \"phrase\" "
+          "in the same group (e.g. `crash in:title`)"));
+    }
+    return result;
+  }
+
+  absl::StatusOr<Clause> ParseAndInScope() {
     std::vector<Xapian::Query> text, filters, negatives;
     bool any = false;
     while (true) {
@@ -164,7 +213,7 @@ class Parser {
     if (!operand.ok()) return operand.status();
     if (operand->query.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "nothing to negate after ", DescribeToken(t), ": sort: is not a filter"));
+          "nothing to negate after ", DescribeToken(t), ": sort: and in: are not filters"));
     }
     operand->negated = !operand->negated;
     return operand;
@@ -201,9 +250,13 @@ class Parser {
   }
 
   absl::StatusOr<Clause> Qualifier(const Token& t) {
-    absl::StatusOr<QualifierResult> q = BuildQualifier(t);
+    absl::StatusOr<QualifierResult> q = BuildQualifier(t, db_);
     if (!q.ok()) return q.status();
     Clause clause;
+    if (!q->text_fields.empty()) {  // `in:`: applied by ParseAnd to its group's text
+      in_column_ = t.column;
+      return clause;
+    }
     if (q->sort) {
       if (sort_) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -218,10 +271,15 @@ class Parser {
 
   absl::StatusOr<Clause> Text(const Token& t, const std::string& text) {
     Clause clause;
+    ++text_atoms_;
     try {
-      clause.query = text_parser_->parse_query(
-          text, Xapian::QueryParser::FLAG_PHRASE | Xapian::QueryParser::FLAG_CJK_NGRAM |
-                    Xapian::QueryParser::FLAG_WILDCARD);
+      std::vector<Xapian::Query> alternatives;
+      for (index::TextField field : scopes_.back()) {
+        Xapian::Query q = (*text_parsers_)[static_cast<size_t>(field)].parse_query(
+            text, index::TextParseFlags());
+        if (!q.empty()) alternatives.push_back(q);
+      }
+      if (!alternatives.empty()) clause.query = Combine(Xapian::Query::OP_OR, alternatives);
     } catch (const Xapian::QueryParserError& e) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot parse the text at column ", t.column, ": ", e.get_msg()));
@@ -236,7 +294,13 @@ class Parser {
   }
 
   const std::vector<Token>& tokens_;
-  Xapian::QueryParser* text_parser_;
+  std::vector<Xapian::QueryParser>* text_parsers_;
+  const Xapian::Database& db_;
+  // Text fields of the enclosing AND-groups, innermost last.
+  std::vector<std::vector<index::TextField>> scopes_;
+  // Free-text atoms parsed so far, and the column of the last `in:` seen.
+  int text_atoms_ = 0;
+  int in_column_ = 0;
   size_t pos_ = 0;
   int depth_ = 0;
   std::optional<SortOrder> sort_;
@@ -255,19 +319,25 @@ absl::StatusOr<ParsedQuery> QueryParser::Parse(absl::string_view query) const {
   absl::StatusOr<std::vector<Token>> tokens = Lex(query);
   if (!tokens.ok()) return tokens.status();
   try {
-    Xapian::QueryParser text_parser;
-    text_parser.set_stemmer(Xapian::Stem("english"));
-    text_parser.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
-    text_parser.set_default_op(Xapian::Query::OP_AND);
-    text_parser.set_database(db_);
-    text_parser.set_max_expansion(kMaxWildcardExpansion, Xapian::Query::WILDCARD_LIMIT_MOST_FREQUENT,
-                                  Xapian::QueryParser::FLAG_WILDCARD);
     if (tokens->empty()) {
       ParsedQuery parsed;
       parsed.query = MatchAllFilter();
+      parsed.match_all = true;
       return parsed;
     }
-    return Parser(*tokens, &text_parser).Run();
+    // One text parser per TextField, in enum order.
+    std::vector<Xapian::QueryParser> text_parsers(4);
+    const index::TextField fields[] = {index::TextField::kAll, index::TextField::kTitle,
+                                       index::TextField::kBody, index::TextField::kComments};
+    for (index::TextField field : fields) {
+      Xapian::QueryParser& parser = text_parsers[static_cast<size_t>(field)];
+      index::ConfigureTextParser(field, &parser);
+      parser.set_default_op(Xapian::Query::OP_AND);
+      parser.set_database(db_);
+      parser.set_max_expansion(kMaxWildcardExpansion, Xapian::Query::WILDCARD_LIMIT_MOST_FREQUENT,
+                               Xapian::QueryParser::FLAG_WILDCARD);
+    }
+    return Parser(*tokens, &text_parsers, db_).Run();
   } catch (const Xapian::Error& e) {
     return absl::InternalError(absl::StrCat("parsing the query failed: ", e.get_description()));
   }

@@ -12,6 +12,11 @@
 //   unary   := ("NOT" | "-") unary | atom
 //   atom    := "(" or_expr ")" | qualifier | "quoted phrase" | word
 //
+// `in:title|body|comments` scopes the free text of the AND-group it stands in (the terms joined
+// by AND or juxtaposition up to the next OR or closing parenthesis), including text inside that
+// group's parentheses unless they have an `in:` of their own. `a in:title OR b` searches a in
+// titles and b everywhere.
+//
 // A QueryParser borrows the Database it expands wildcards against; it is cheap to make, so make
 // one per query. Not thread-safe (neither is the Database); use one per thread.
 #pragma once
@@ -34,6 +39,8 @@ struct ParsedQuery {
   Xapian::Query query;
   // True when free text contributes a score; false for listings (qualifiers/negations only).
   bool has_text = false;
+  // True when nothing constrains the query (empty, or only `sort:`): it matches every document.
+  bool match_all = false;
   // The order asked for with `sort:`, or the default (relevance, not explicit).
   SortOrder sort;
 };

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
+#include "common/status_macros.h"
 #include "search/query_parser.h"
 #include "spdlog/spdlog.h"
 
@@ -48,6 +49,10 @@ grpc::Status SearchService::Search(grpc::ServerContext* context,
         absl::StrCat("query is ", request->query().size(), " bytes long; at most ",
                      kMaxQueryBytes, " bytes are accepted")));
   }
+  if (request->facets_size() > kMaxRequestNames) {
+    return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
+        request->facets_size(), " facets requested; at most ", kMaxRequestNames)));
+  }
   if (request->page_token().size() > 256) {
     return ToGrpcStatus(absl::InvalidArgumentError("page_token is malformed (too long)"));
   }
@@ -72,6 +77,40 @@ grpc::Status SearchService::GetIndexStatus(grpc::ServerContext* context,
                                            v1::IndexStatus* response) {
   if (absl::Status s = Expired(context); !s.ok()) return ToGrpcStatus(s);
   return Reply("GetIndexStatus", searcher_->GetIndexStatus(), response);
+}
+
+grpc::Status SearchService::Export(grpc::ServerContext* context,
+                                   const v1::ExportRequest* request,
+                                   grpc::ServerWriter<v1::SearchHit>* writer) {
+  if (absl::Status s = Expired(context); !s.ok()) return ToGrpcStatus(s);
+  if (request->query().size() > kMaxQueryBytes) {
+    return ToGrpcStatus(absl::InvalidArgumentError(
+        absl::StrCat("query is ", request->query().size(), " bytes long; at most ",
+                     kMaxQueryBytes, " bytes are accepted")));
+  }
+  absl::Status status = searcher_->Export(*request, [&](const v1::SearchHit& hit) {
+    RETURN_IF_ERROR(Expired(context));
+    if (!writer->Write(hit)) return absl::CancelledError("the client stopped reading the export");
+    return absl::OkStatus();
+  });
+  if (!status.ok()) spdlog::debug("Export stopped: {}", status.ToString());
+  return ToGrpcStatus(status);
+}
+
+grpc::Status SearchService::Aggregate(grpc::ServerContext* context,
+                                      const v1::AggregateRequest* request,
+                                      v1::AggregateResponse* response) {
+  if (absl::Status s = Expired(context); !s.ok()) return ToGrpcStatus(s);
+  if (request->query().size() > kMaxQueryBytes) {
+    return ToGrpcStatus(absl::InvalidArgumentError(
+        absl::StrCat("query is ", request->query().size(), " bytes long; at most ",
+                     kMaxQueryBytes, " bytes are accepted")));
+  }
+  if (request->dimensions_size() > kMaxRequestNames) {
+    return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
+        request->dimensions_size(), " dimensions requested; at most 3")));
+  }
+  return Reply("Aggregate", searcher_->Aggregate(*request), response);
 }
 
 }  // namespace issuescope::search

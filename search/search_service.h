@@ -1,6 +1,7 @@
 // SearchService is the gRPC service issuescope.v1.Search (proto/issuescope/v1/search.proto): a
 // thin adapter that bounds request sizes, gives up early on requests whose deadline has passed
-// or that were cancelled, calls the Searcher and converts its statuses to gRPC statuses.
+// or that were cancelled (Export checks before every hit it writes and stops when the client
+// goes away), calls the Searcher and converts its statuses to gRPC statuses.
 // Borrows the Searcher, which must outlive it. Thread-safe (the Searcher is).
 #pragma once
 
@@ -13,6 +14,8 @@ namespace issuescope::search {
 
 // kMaxRepoSlugBytes bounds the repo_slug of GetIssue requests.
 inline constexpr size_t kMaxRepoSlugBytes = 512;
+// kMaxRequestNames bounds the facets of Search and the dimensions of Aggregate requests.
+inline constexpr int kMaxRequestNames = 32;
 
 // SearchService implements issuescope.v1.Search over a Searcher.
 class SearchService final : public v1::Search::Service {
@@ -30,6 +33,12 @@ class SearchService final : public v1::Search::Service {
   grpc::Status GetIndexStatus(grpc::ServerContext* context,
                               const v1::GetIndexStatusRequest* request,
                               v1::IndexStatus* response) override;
+  // Export streams every hit of a query; see Searcher::Export.
+  grpc::Status Export(grpc::ServerContext* context, const v1::ExportRequest* request,
+                      grpc::ServerWriter<v1::SearchHit>* writer) override;
+  // Aggregate counts matches by dimensions; see Searcher::Aggregate.
+  grpc::Status Aggregate(grpc::ServerContext* context, const v1::AggregateRequest* request,
+                         v1::AggregateResponse* response) override;
 
  private:
   Searcher* searcher_;

@@ -1,6 +1,7 @@
 #include "search/searcher.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <utility>
 
@@ -8,12 +9,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/index_document.h"
+#include "common/index_layout.h"
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
+#include "search/facets.h"
 #include "search/page_token.h"
+#include "search/pager.h"
 #include "search/query_parser.h"
-#include "search/snippet.h"
 
 namespace issuescope::search {
 namespace {
@@ -38,42 +41,30 @@ absl::StatusOr<T> Guard(Body body, Convert convert) {
   }
 }
 
-void FillHit(const v1::IssueWithComments& iwc, v1::SearchHit* hit) {
-  const v1::Issue& issue = iwc.issue();
-  hit->set_repo_slug(RepoSlug(issue.repo()));
-  hit->set_repo(RepoFullName(issue.repo()));
-  hit->set_number(issue.number());
-  hit->set_title(issue.title());
-  hit->set_state(issue.state());
-  *hit->mutable_labels() = issue.labels();
-  hit->set_author(issue.author());
-  if (issue.has_created_at()) *hit->mutable_created_at() = issue.created_at();
-  if (issue.has_updated_at()) *hit->mutable_updated_at() = issue.updated_at();
-  hit->set_comment_count(issue.comment_count());
-  hit->set_is_pull_request(issue.is_pull_request());
-  hit->set_url(issue.url());
-  if (issue.has_tags()) *hit->mutable_tags() = issue.tags();
+absl::Status CheckQuerySize(const std::string& query) {
+  if (query.size() <= kMaxQueryBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("query is ", query.size(),
+                                                 " bytes long; at most ", kMaxQueryBytes,
+                                                 " bytes are accepted"));
 }
 
-Xapian::valueno SortSlot(SortField field) {
-  switch (field) {
-    case SortField::kUpdated: return index::kUpdatedSlot;
-    case SortField::kComments: return index::kCommentsSlot;
-    default: return index::kCreatedSlot;
-  }
+int64_t MicrosSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                               start)
+      .count();
 }
 
 }  // namespace
 
-Searcher::Searcher(std::string path, std::optional<Xapian::Database> db)
-    : path_(std::move(path)), db_(std::move(db)) {}
+Searcher::Searcher(std::string path, std::optional<Xapian::Database> db, SearcherOptions options)
+    : path_(std::move(path)), options_(options), db_(std::move(db)) {}
 
-std::unique_ptr<Searcher> Searcher::ForPath(const std::string& path) {
-  return std::unique_ptr<Searcher>(new Searcher(path, std::nullopt));
+std::unique_ptr<Searcher> Searcher::ForPath(const std::string& path, SearcherOptions options) {
+  return std::unique_ptr<Searcher>(new Searcher(path, std::nullopt, options));
 }
 
-std::unique_ptr<Searcher> Searcher::ForDatabase(Xapian::Database db) {
-  return std::unique_ptr<Searcher>(new Searcher("", std::move(db)));
+std::unique_ptr<Searcher> Searcher::ForDatabase(Xapian::Database db, SearcherOptions options) {
+  return std::unique_ptr<Searcher>(new Searcher("", std::move(db), options));
 }
 
 absl::Status Searcher::ConvertError(const Xapian::Error& e, absl::string_view what) const {
@@ -97,7 +88,8 @@ absl::Status Searcher::ConvertError(const Xapian::Error& e, absl::string_view wh
 
 absl::StatusOr<Xapian::Database*> Searcher::Database() {
   if (!db_) {
-    db_.emplace(path_);  // throws DatabaseOpeningError while the index does not exist
+    // Throws DatabaseOpeningError while the index does not exist.
+    db_.emplace(index::OpenIndexForReading(path_));
   } else {
     try {
       db_->reopen();
@@ -113,6 +105,13 @@ absl::StatusOr<v1::SearchResponse> Searcher::Search(const v1::SearchRequest& req
   std::lock_guard<std::mutex> lock(mu_);
   return Guard<v1::SearchResponse>([&] { return SearchLocked(request); },
                                    [&](const Xapian::Error& e) { return ConvertError(e, "search"); });
+}
+
+absl::StatusOr<v1::AggregateResponse> Searcher::Aggregate(const v1::AggregateRequest& request) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Guard<v1::AggregateResponse>(
+      [&] { return AggregateLocked(request); },
+      [&](const Xapian::Error& e) { return ConvertError(e, "aggregate"); });
 }
 
 absl::StatusOr<v1::IssueWithComments> Searcher::GetIssue(absl::string_view repo_slug,
@@ -139,57 +138,117 @@ absl::StatusOr<v1::IndexStatus> Searcher::GetIndexStatus() {
 }
 
 absl::StatusOr<v1::SearchResponse> Searcher::SearchLocked(const v1::SearchRequest& request) {
-  if (request.query().size() > kMaxQueryBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("query is ", request.query().size(),
-                                                   " bytes long; at most ", kMaxQueryBytes,
-                                                   " bytes are accepted"));
-  }
+  const auto start = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(CheckQuerySize(request.query()));
   if (request.page_size() < 0 || request.page_size() > kMaxPageSize) {
     return absl::InvalidArgumentError(absl::StrCat("page_size ", request.page_size(),
                                                    " is outside 0..", kMaxPageSize,
                                                    " (0 means ", kDefaultPageSize, ")"));
   }
-  const int page_size = request.page_size() == 0 ? kDefaultPageSize : request.page_size();
+  if (request.facet_limit() < 0 || request.facet_limit() > kMaxFacetLimit) {
+    return absl::InvalidArgumentError(absl::StrCat("facet_limit ", request.facet_limit(),
+                                                   " is outside 0..", kMaxFacetLimit,
+                                                   " (0 means ", kDefaultFacetLimit, ")"));
+  }
+  ASSIGN_OR_RETURN(std::vector<index::FacetField> facets,
+                   ParseFacetFields(request.facets(), "facet"));
   const uint64_t fingerprint = QueryFingerprint(request.query());
-  uint64_t offset = 0;
+  PageCursor cursor;
   if (!request.page_token().empty()) {
-    ASSIGN_OR_RETURN(offset, DecodePageToken(request.page_token(), fingerprint));
+    ASSIGN_OR_RETURN(cursor, DecodePageCursor(request.page_token(), fingerprint));
   }
 
   ASSIGN_OR_RETURN(Xapian::Database * db, Database());
   ASSIGN_OR_RETURN(ParsedQuery parsed, QueryParser(*db).Parse(request.query()));
 
-  Xapian::Enquire enquire(*db);
-  enquire.set_query(parsed.query);
-  if (!parsed.has_text) enquire.set_weighting_scheme(Xapian::BoolWeight());
-  SortField field = parsed.sort.field;
-  if (!parsed.sort.is_explicit) field = parsed.has_text ? SortField::kRelevance : SortField::kCreated;
-  Xapian::MultiValueKeyMaker keymaker;  // must outlive get_mset
-  if (field != SortField::kRelevance) {
-    const bool reverse = !parsed.sort.ascending;
-    keymaker.add_value(SortSlot(field), reverse);
-    keymaker.add_value(index::kNumberSlot, reverse);
-    enquire.set_sort_by_key_then_relevance(&keymaker, false);
-  }
-  const Xapian::doccount doccount = db->get_doccount();
-  const Xapian::doccount first =
-      static_cast<Xapian::doccount>(std::min<uint64_t>(offset, doccount));
-  Xapian::MSet mset = enquire.get_mset(first, page_size, doccount);
+  // Facets of a match-all query come from term frequencies, exact and cheap, when every
+  // document has its facet values (an index written before kFacetsSlot existed lacks the year
+  // terms; then the spy reads the documents).
+  const bool facets_from_terms =
+      parsed.match_all && !facets.empty() &&
+      db->get_value_freq(index::kFacetsSlot) == db->get_doccount();
+  FacetCounter spy(facets, options_.facet_bound);
+  PageOptions page_options;
+  page_options.size = request.page_size() == 0 ? kDefaultPageSize : request.page_size();
+  page_options.count_total = !parsed.match_all || (!facets.empty() && !facets_from_terms);
+  page_options.spy = facets.empty() || facets_from_terms ? nullptr : &spy;
+  page_options.snippet_bytes = kSnippetBytes;
+  ASSIGN_OR_RETURN(Page page, FetchPage(*db, parsed, cursor, page_options));
 
   v1::SearchResponse response;
-  response.set_total(mset.get_matches_estimated());
-  for (Xapian::MSetIterator it = mset.begin(); it != mset.end(); ++it) {
-    ASSIGN_OR_RETURN(v1::IssueWithComments iwc, index::ReadDocument(it.get_document()));
-    v1::SearchHit* hit = response.add_hits();
-    FillHit(iwc, hit);
-    hit->set_score(parsed.has_text ? it.get_weight() : 0.0);
-    hit->set_snippet(MakeSnippet(mset, parsed.has_text, iwc, kSnippetBytes));
+  const int64_t total = parsed.match_all ? db->get_doccount() : page.total.value_or(0);
+  response.set_total(total);
+  for (v1::SearchHit& hit : page.hits) *response.add_hits() = std::move(hit);
+  if (page.next) response.set_next_page_token(EncodePageCursor(*page.next, fingerprint));
+  if (!facets.empty()) {
+    const int limit = request.facet_limit() == 0 ? kDefaultFacetLimit : request.facet_limit();
+    if (facets_from_terms) {
+      ToFacets(CountFacetsFromTerms(*db, facets), facets, limit, response.mutable_facets());
+      response.set_facets_counted(total);
+    } else {
+      ToFacets(spy.counts(), facets, limit, response.mutable_facets());
+      response.set_facets_counted(static_cast<int64_t>(spy.counted()));
+    }
+    response.set_facets_exact(response.facets_counted() == total);
   }
-  const uint64_t next = first + mset.size();
-  if (next < static_cast<uint64_t>(response.total())) {
-    response.set_next_page_token(EncodePageToken(next, fingerprint));
-  }
+  response.set_took_us(MicrosSince(start));
   return response;
+}
+
+absl::StatusOr<v1::AggregateResponse> Searcher::AggregateLocked(
+    const v1::AggregateRequest& request) {
+  RETURN_IF_ERROR(CheckQuerySize(request.query()));
+  if (request.dimensions().empty() || request.dimensions_size() > kMaxDimensions) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "an aggregation takes 1 to ", kMaxDimensions, " dimensions, not ",
+        request.dimensions_size(), "; choose from ", index::FacetNames()));
+  }
+  ASSIGN_OR_RETURN(std::vector<index::FacetField> dimensions,
+                   ParseFacetFields(request.dimensions(), "dimension"));
+  ASSIGN_OR_RETURN(Xapian::Database * db, Database());
+  ASSIGN_OR_RETURN(ParsedQuery parsed, QueryParser(*db).Parse(request.query()));
+  AggregateCounter counter(dimensions);
+  v1::AggregateResponse response;
+  response.set_total(CountMatches(*db, parsed.query, &counter));
+  counter.Fill(&response);
+  return response;
+}
+
+absl::Status Searcher::Export(const v1::ExportRequest& request, const ExportSink& sink) {
+  RETURN_IF_ERROR(CheckQuerySize(request.query()));
+  if (request.limit() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("limit ", request.limit(), " is negative (0 means all)"));
+  }
+  PageCursor cursor;
+  uint64_t sent = 0;
+  const uint64_t limit = request.limit() == 0 ? UINT64_MAX : request.limit();
+  while (sent < limit) {
+    PageOptions options;
+    options.size = static_cast<int>(std::min<uint64_t>(options_.export_chunk, limit - sent));
+    options.snippets = request.snippets();
+    options.snippet_bytes = kSnippetBytes;
+    absl::StatusOr<Page> page;
+    {
+      // Hold the index for one chunk only, so searches interleave with a long export.
+      std::lock_guard<std::mutex> lock(mu_);
+      page = Guard<Page>(
+          [&]() -> absl::StatusOr<Page> {
+            ASSIGN_OR_RETURN(Xapian::Database * db, Database());
+            ASSIGN_OR_RETURN(ParsedQuery parsed, QueryParser(*db).Parse(request.query()));
+            return FetchPage(*db, parsed, cursor, options);
+          },
+          [&](const Xapian::Error& e) { return ConvertError(e, "export"); });
+    }
+    if (!page.ok()) return page.status();
+    for (const v1::SearchHit& hit : page->hits) {
+      RETURN_IF_ERROR(sink(hit));
+      ++sent;
+    }
+    if (!page->next) break;
+    cursor = *page->next;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<v1::IssueWithComments> Searcher::GetIssueLocked(const std::string& slug,
@@ -208,6 +267,14 @@ absl::StatusOr<v1::IndexStatus> Searcher::GetIndexStatusLocked() {
   ASSIGN_OR_RETURN(Xapian::Database * db, Database());
   v1::IndexStatus status;
   status.set_documents(db->get_doccount());
+  if (!path_.empty()) {
+    for (const auto& [store, seq] : index::ReadFeedPositions(path_)) {
+      v1::FeedPosition* feed = status.add_feeds();
+      feed->set_store_id(store);
+      feed->set_seq(seq);
+    }
+    return status;
+  }
   const std::string prefix = index::kFeedMetadataPrefix;
   for (Xapian::TermIterator it = db->metadata_keys_begin(prefix);
        it != db->metadata_keys_end(prefix); ++it) {

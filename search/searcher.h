@@ -1,15 +1,18 @@
 // Searcher answers queries over the Xapian index written by the indexer (schema in
-// common/index_schema.h): ranked, paginated hits with highlighted snippets, one issue by key,
-// and the status of the index. It opens an on-disk index lazily (so the service can start
-// before the index exists) and reopens it before every call, so new commits become visible.
+// common/index_schema.h): ranked, paginated hits with highlighted snippets and exact facet
+// counts, aggregate tables, streamed exports, one issue by key, and the status of the index. It
+// opens an on-disk index (sharded or not) with index::OpenIndexForReading, lazily (so the
+// service can start before the index exists), and reopens it before every call (every export
+// chunk), so new commits become visible and queries keep working while the indexer commits.
 //
 // Thread-safety: all methods are thread-safe; calls are serialized by one mutex because a
-// Xapian::Database is not safe for concurrent use. Xapian exceptions never escape: they become
-// statuses (cannot open → UNAVAILABLE "index not built yet", query errors → INVALID_ARGUMENT,
-// anything else → INTERNAL naming the operation).
+// Xapian::Database is not safe for concurrent use (Export holds it per chunk only). Xapian
+// exceptions never escape: they become statuses (cannot open → UNAVAILABLE "index not built
+// yet", query errors → INVALID_ARGUMENT, anything else → INTERNAL naming the operation).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,35 +32,66 @@ inline constexpr int kMaxPageSize = 1000;
 // kSnippetBytes is the approximate length of a snippet.
 inline constexpr size_t kSnippetBytes = 200;
 
+// SearcherOptions tunes the work a Searcher does per request.
+struct SearcherOptions {
+  // Facets are counted over at most this many matches per query; beyond it a response says
+  // facets_exact=false and how many it counted. Queries matching everything are always exact
+  // (term frequencies). Default: 200000.
+  uint64_t facet_bound = 200000;
+  // Hits fetched per round trip to the index while exporting. Default: 500.
+  int export_chunk = 500;
+};
+
+// ExportSink receives each exported hit in order; a non-OK status stops the export and is
+// returned by Export (e.g. CANCELLED when the client went away).
+using ExportSink = std::function<absl::Status(const v1::SearchHit&)>;
+
 // Searcher is the query engine; see the file comment.
 class Searcher {
  public:
-  // ForPath searches the on-disk index at `path`, opened at the first call that needs it.
-  static std::unique_ptr<Searcher> ForPath(const std::string& path);
+  // ForPath searches the index directory at `path`, opened at the first call that needs it.
+  static std::unique_ptr<Searcher> ForPath(const std::string& path,
+                                           SearcherOptions options = SearcherOptions());
   // ForDatabase searches an already open database (e.g. Xapian::InMemory::open() in tests).
-  static std::unique_ptr<Searcher> ForDatabase(Xapian::Database db);
+  static std::unique_ptr<Searcher> ForDatabase(Xapian::Database db,
+                                               SearcherOptions options = SearcherOptions());
 
   // Search runs a query (docs/QUERY.md). Hits are ranked by BM25 when the query has free text,
-  // else newest created first (then highest number); `sort:` overrides. `total` is exact.
-  // INVALID_ARGUMENT for a malformed query, a page_size outside 0..kMaxPageSize, or a
-  // page_token that is malformed or belongs to another query.
+  // else newest created first (then highest number); `sort:` overrides. `total` is exact;
+  // facets are exact up to SearcherOptions::facet_bound matches (see facets_exact). Pages of
+  // value-sorted results continue after the last hit's sort key, so they neither repeat nor
+  // skip hits while documents are added. INVALID_ARGUMENT for a malformed query, a page_size
+  // outside 0..kMaxPageSize, a facet_limit outside 0..1000, an unknown facet, or a page_token
+  // that is malformed or belongs to another query.
   absl::StatusOr<v1::SearchResponse> Search(const v1::SearchRequest& request);
+
+  // Aggregate counts every match of the query by the request's 1–3 dimensions, exactly; rows
+  // sorted by values, "" for an issue without a value. INVALID_ARGUMENT for a malformed query
+  // or a missing, unknown, repeated or fourth dimension.
+  absl::StatusOr<v1::AggregateResponse> Aggregate(const v1::AggregateRequest& request);
+
+  // Export passes every hit of the query (at most request.limit when > 0) to `sink`, in the
+  // query's order, fetching SearcherOptions::export_chunk hits at a time. Returns the first
+  // non-OK status of `sink`, or the error of the query.
+  absl::Status Export(const v1::ExportRequest& request, const ExportSink& sink);
 
   // GetIssue returns the indexed issue `repo_slug`#`number` ("github:owner/name"; any case)
   // with its comments and tags. NOT_FOUND when the index lacks it.
   absl::StatusOr<v1::IssueWithComments> GetIssue(absl::string_view repo_slug, int64_t number);
 
-  // GetIndexStatus returns the document count and the change-feed positions ("feed:<store_id>"
-  // metadata) the index has consumed, ordered by store id. UNIMPLEMENTED for the in-memory
-  // backend, which cannot list metadata keys; DATA_LOSS for a position that is not a number.
+  // GetIndexStatus returns the document count and the change-feed positions the index has
+  // consumed (index::ReadFeedPositions: the minimum over the shards), ordered by store id.
+  // UNIMPLEMENTED for the in-memory backend, which cannot list metadata keys. On-disk indexes
+  // skip positions that are not numbers; ForDatabase reports them as DATA_LOSS.
   absl::StatusOr<v1::IndexStatus> GetIndexStatus();
 
  private:
-  Searcher(std::string path, std::optional<Xapian::Database> db);
+  Searcher(std::string path, std::optional<Xapian::Database> db, SearcherOptions options);
 
   // Database opens or reopens the index; caller holds mu_.
   absl::StatusOr<Xapian::Database*> Database();
   absl::StatusOr<v1::SearchResponse> SearchLocked(const v1::SearchRequest& request);
+  absl::StatusOr<v1::AggregateResponse> AggregateLocked(const v1::AggregateRequest& request);
   absl::StatusOr<v1::IssueWithComments> GetIssueLocked(const std::string& slug, int64_t number);
   absl::StatusOr<v1::IndexStatus> GetIndexStatusLocked();
   // ConvertError maps a Xapian exception raised while doing `what` to a status.
@@ -65,6 +99,7 @@ class Searcher {
 
   std::mutex mu_;
   const std::string path_;               // empty for ForDatabase
+  const SearcherOptions options_;
   std::optional<Xapian::Database> db_;   // guarded by mu_
 };
 

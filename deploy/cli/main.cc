@@ -5,8 +5,11 @@
 #include "absl/status/status.h"
 #include "common/logging.h"
 #include "deploy/cli/crawl_command.h"
+#include "deploy/cli/export_command.h"
 #include "deploy/cli/query_commands.h"
+#include "deploy/cli/reindex_command.h"
 #include "deploy/cli/status_command.h"
+#include "deploy/cli/table_command.h"
 #include "deploy/cli/taxonomy_command.h"
 #include "deploy/cli/up_command.h"
 
@@ -51,6 +54,37 @@ int main(int argc, char** argv) {
   search_cmd->add_option("--server", search.target.server, "search service HOST:PORT");
   search_cmd->add_option("--limit", search.limit, "hits to print")->capture_default_str();
   search_cmd->add_flag("--json", search.json, "one JSON object per hit per line");
+  search_cmd->add_option("--facets", search.facets,
+                         "facets to count: repo,label,state,type,kind,theme,subtheme,llm,"
+                         "author,year,tracker")
+      ->delimiter(',');
+  search_cmd->add_option("--facet-limit", search.facet_limit, "values printed per facet")
+      ->capture_default_str()->check(CLI::Range(1, 1000));
+
+  issuescope::cli::ExportCommandOptions export_options;
+  auto* export_cmd = app.add_subcommand("export", "write every hit of a query as JSONL or CSV");
+  export_cmd->add_option("query", export_options.query, "query (empty: every issue)");
+  export_cmd->add_option("--data", export_options.target.data_dir, "data directory of `crawl`");
+  export_cmd->add_option("--server", export_options.target.server, "search service HOST:PORT");
+  export_cmd->add_option("--format", export_options.format, "jsonl or csv")
+      ->capture_default_str()->check(CLI::IsMember({"jsonl", "csv"}));
+  export_cmd->add_option("--out", export_options.out, "file to write (default: stdout)");
+  export_cmd->add_option("--limit", export_options.limit, "at most this many hits (0: all)")
+      ->capture_default_str();
+  export_cmd->add_flag("--snippets", export_options.snippets, "include highlighted snippets");
+
+  issuescope::cli::TableCommandOptions table;
+  auto* table_cmd = app.add_subcommand(
+      "table", "count issues by kind, theme, repo, ... as a Markdown or CSV pivot table");
+  table_cmd->add_option("--query", table.query, "query (default: every issue)");
+  table_cmd->add_option("--by", table.by,
+                        "1-3 of kind,theme,subtheme,repo,tracker,year,llm,state,type,label,"
+                        "author; the last one becomes the columns")
+      ->required()->delimiter(',');
+  table_cmd->add_option("--format", table.format, "markdown or csv")
+      ->capture_default_str()->check(CLI::IsMember({"markdown", "csv"}));
+  table_cmd->add_option("--data", table.target.data_dir, "data directory of `crawl`");
+  table_cmd->add_option("--server", table.target.server, "search service HOST:PORT");
 
   issuescope::cli::ShowCommandOptions show;
   auto* show_cmd = app.add_subcommand("show", "show one issue with its comments");
@@ -135,6 +169,17 @@ int main(int argc, char** argv) {
   classify_cmd->add_option("--taxonomy", tax_classify.taxonomy,
                            "taxonomy file (default: llm-dl/1)");
 
+  issuescope::cli::ReindexCommandOptions reindex;
+  auto* reindex_cmd = app.add_subcommand(
+      "reindex", "re-tag the stored issues of a data directory's index (no re-crawl)");
+  reindex_cmd->add_option("--data", reindex.data_dir, "data directory of `crawl`")->required();
+  reindex_cmd->add_option("--taxonomy", reindex.taxonomy, "taxonomy file (default: llm-dl/1)");
+  reindex_cmd->add_option("--model", reindex.model,
+                          "model file (default: rules and labels only)");
+  reindex_cmd->add_option("--batch-size", reindex.batch_size, "documents per commit")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  reindex_cmd->add_flag("--force", reindex.force, "re-tag even if the tags look current");
+
   CLI11_PARSE(app, argc, argv);
   issuescope::InitLogging("issuescope", log_level);
 
@@ -144,6 +189,8 @@ int main(int argc, char** argv) {
   }
   if (*search_cmd) return Finish(issuescope::cli::RunSearch(search));
   if (*show_cmd) return Finish(issuescope::cli::RunShow(show));
+  if (*export_cmd) return Finish(issuescope::cli::RunExport(export_options));
+  if (*table_cmd) return Finish(issuescope::cli::RunTable(table));
   if (*up_cmd) {
     up.log_level = log_level;
     return Finish(issuescope::cli::RunUp(up));
@@ -152,5 +199,6 @@ int main(int argc, char** argv) {
   if (*train_cmd) return Finish(issuescope::cli::RunTaxonomyTrain(tax_train));
   if (*eval_cmd) return Finish(issuescope::cli::RunTaxonomyEval(tax_eval));
   if (*classify_cmd) return Finish(issuescope::cli::RunTaxonomyClassify(tax_classify));
+  if (*reindex_cmd) return Finish(issuescope::cli::RunReindex(reindex));
   return 2;
 }

@@ -1,5 +1,8 @@
 #include "deploy/cli/progress.h"
 
+#include <algorithm>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -15,15 +18,35 @@ std::string WithThousands(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
+std::string ProgressBar(int64_t done, int64_t total, int width) {
+  if (total <= 0 || width <= 0) return "";
+  const double fraction = std::min(1.0, std::max(0.0, static_cast<double>(done) / total));
+  const int filled = static_cast<int>(fraction * width + 0.5);
+  return absl::StrFormat("[%s%s] %3d%%", std::string(filled, '#'), std::string(width - filled, '.'),
+                         static_cast<int>(fraction * 100));
+}
+
+std::string FormatDurationShort(int64_t seconds) {
+  if (seconds < 0) seconds = 0;
+  if (seconds >= 3600) {
+    return absl::StrFormat("%d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60);
+  }
+  return absl::StrFormat("%d:%02d", seconds / 60, seconds % 60);
+}
+
 std::string FormatRepoLine(const std::string& slug, const RepoLine& l, absl::Time now) {
   const v1::CrawlCounters& c = l.counters;
-  std::string s = absl::StrFormat("%-40s %-8s issues %s", slug, l.state,
-                                  WithThousands(c.issues_fetched()));
+  std::string s = absl::StrFormat("%-40s %-8s", slug, l.state);
+  if (l.issues_estimated > 0) {
+    absl::StrAppend(&s, " ", ProgressBar(c.issues_fetched(), l.issues_estimated));
+  }
+  absl::StrAppend(&s, " issues ", WithThousands(c.issues_fetched()));
   if (l.issues_estimated > 0) absl::StrAppend(&s, "/~", WithThousands(l.issues_estimated));
   absl::StrAppend(&s, "  comments ", WithThousands(c.comments_fetched()), "  requests ",
                   WithThousands(c.requests()));
   if (c.not_modified() > 0) absl::StrAppend(&s, " (", c.not_modified(), " not modified)");
   if (c.retries() > 0) absl::StrAppend(&s, "  retries ", c.retries());
+  if (l.request_rate >= 0) absl::StrAppend(&s, absl::StrFormat("  %.1f req/s", l.request_rate));
   if (l.rate_remaining >= 0) {
     absl::StrAppend(&s, "  budget ", WithThousands(l.rate_remaining));
     if (l.rate_reset != absl::InfinitePast()) {
@@ -31,12 +54,15 @@ std::string FormatRepoLine(const std::string& slug, const RepoLine& l, absl::Tim
                       absl::FormatTime("%H:%M:%S", l.rate_reset, absl::LocalTimeZone()), ")");
     }
   }
-  if (l.state == "crawling" && l.started != absl::InfinitePast() && l.issues_estimated > 0 &&
-      c.issues_fetched() > 0 && c.issues_fetched() < l.issues_estimated) {
+  if (l.eta_s >= 0) {
+    absl::StrAppend(&s, "  ETA ", FormatDurationShort(l.eta_s));
+  } else if (l.state == "crawling" && l.started != absl::InfinitePast() &&
+             l.issues_estimated > 0 && c.issues_fetched() > 0 &&
+             c.issues_fetched() < l.issues_estimated) {
     const double elapsed = absl::ToDoubleSeconds(now - l.started);
     const double rate = c.issues_fetched() / std::max(elapsed, 0.001);
     const int64_t eta = static_cast<int64_t>((l.issues_estimated - c.issues_fetched()) / rate);
-    absl::StrAppend(&s, absl::StrFormat("  ETA %d:%02d", eta / 60, eta % 60));
+    absl::StrAppend(&s, "  ETA ", FormatDurationShort(eta));
   }
   if (l.finished != absl::InfinitePast() && l.started != absl::InfinitePast()) {
     absl::StrAppend(&s, absl::StrFormat("  in %.1fs", absl::ToDoubleSeconds(l.finished - l.started)));

@@ -26,11 +26,25 @@ struct RepoLine {
   absl::Time started = absl::InfinitePast();
   absl::Time finished = absl::InfinitePast();
   std::string error;
+  // Requests per second over the last minute (< 0: not shown).
+  double request_rate = -1;
+  // Seconds left as reported by the coordinator (< 0: computed from `started` when crawling).
+  int64_t eta_s = -1;
 };
 
 // FormatRepoLine renders one line (without newline), e.g.
-// "github:o/r  crawling  issues 1,200/~5,000  comments 3,400  requests 47 (2 not modified)  budget 4,953  ETA 0:41".
+// "github:o/r  crawling  [#####...............]  24%  issues 1,200/~5,000  comments 3,400
+//  requests 47 (2 not modified)  1.5 req/s  budget 4,953  ETA 0:41" (the bar only when the
+// estimate is known).
 std::string FormatRepoLine(const std::string& slug, const RepoLine& line, absl::Time now);
+
+// ProgressBar renders `done` of `total` as "[####......]" `width` cells wide, then the percent;
+// "" when total <= 0.
+std::string ProgressBar(int64_t done, int64_t total, int width = 20);
+
+// FormatDurationShort renders seconds as "M:SS" or "H:MM:SS".
+std::string FormatDurationShort(int64_t seconds);
+
 
 class ProgressBoard {
  public:

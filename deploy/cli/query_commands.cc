@@ -22,11 +22,6 @@
 namespace issuescope::cli {
 namespace {
 
-std::string Date(const google::protobuf::Timestamp& ts) {
-  if (ts.seconds() == 0 && ts.nanos() == 0) return "";
-  return FormatRfc3339(FromProto(ts));
-}
-
 // Unescape turns the snippet's HTML into terminal text, with matches in bold (on a TTY) or
 // between «».
 std::string SnippetForTerminal(const std::string& html, bool tty) {
@@ -37,7 +32,16 @@ std::string SnippetForTerminal(const std::string& html, bool tty) {
   return s;
 }
 
-absl::Status CheckTarget(const QueryTarget& t) {
+}  // namespace
+
+std::string FormatDate(const google::protobuf::Timestamp& ts) {
+  if (ts.seconds() == 0 && ts.nanos() == 0) return "";
+  return FormatRfc3339(FromProto(ts));
+}
+
+std::string LocalIndexPath(const QueryTarget& target) { return target.data_dir + "/index"; }
+
+absl::Status CheckQueryTarget(const QueryTarget& t) {
   if (t.data_dir.empty() == t.server.empty()) {
     return absl::InvalidArgumentError("give exactly one of --data DIR or --server HOST:PORT");
   }
@@ -49,14 +53,16 @@ absl::Status CheckTarget(const QueryTarget& t) {
   return absl::OkStatus();
 }
 
-std::unique_ptr<v1::Search::Stub> Connect(const std::string& server) {
+std::unique_ptr<v1::Search::Stub> ConnectSearch(const std::string& server) {
   return v1::Search::NewStub(grpc::CreateChannel(server, grpc::InsecureChannelCredentials()));
 }
+
+namespace {
 
 absl::StatusOr<v1::IssueWithComments> GetIssueVia(const QueryTarget& target,
                                                   const std::string& slug, int64_t number) {
   if (!target.data_dir.empty()) {
-    auto searcher = search::Searcher::ForPath(target.data_dir + "/index");
+    auto searcher = search::Searcher::ForPath(LocalIndexPath(target));
     return searcher->GetIssue(slug, number);
   }
   v1::SearchGetIssueRequest req;
@@ -65,7 +71,7 @@ absl::StatusOr<v1::IssueWithComments> GetIssueVia(const QueryTarget& target,
   v1::IssueWithComments out;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  RETURN_IF_ERROR(FromGrpcStatus(Connect(target.server)->GetIssue(&ctx, req, &out)));
+  RETURN_IF_ERROR(FromGrpcStatus(ConnectSearch(target.server)->GetIssue(&ctx, req, &out)));
   return out;
 }
 
@@ -73,15 +79,15 @@ absl::StatusOr<v1::IssueWithComments> GetIssueVia(const QueryTarget& target,
 
 absl::StatusOr<v1::SearchResponse> SearchVia(const QueryTarget& target,
                                              const v1::SearchRequest& request) {
-  RETURN_IF_ERROR(CheckTarget(target));
+  RETURN_IF_ERROR(CheckQueryTarget(target));
   if (!target.data_dir.empty()) {
-    auto searcher = search::Searcher::ForPath(target.data_dir + "/index");
+    auto searcher = search::Searcher::ForPath(LocalIndexPath(target));
     return searcher->Search(request);
   }
   v1::SearchResponse out;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  RETURN_IF_ERROR(FromGrpcStatus(Connect(target.server)->Search(&ctx, request, &out)));
+  RETURN_IF_ERROR(FromGrpcStatus(ConnectSearch(target.server)->Search(&ctx, request, &out)));
   return out;
 }
 
@@ -96,12 +102,52 @@ std::string HitToJson(const v1::SearchHit& hit) {
   j["url"] = hit.url();
   j["labels"] = std::vector<std::string>(hit.labels().begin(), hit.labels().end());
   j["author"] = hit.author();
-  j["created_at"] = Date(hit.created_at());
-  j["updated_at"] = Date(hit.updated_at());
+  j["created_at"] = FormatDate(hit.created_at());
+  j["updated_at"] = FormatDate(hit.updated_at());
   j["comments"] = hit.comment_count();
   j["is_pull_request"] = hit.is_pull_request();
   j["snippet"] = hit.snippet();
+  const v1::Tags& tags = hit.tags();
+  j["kind"] = tags.kind();
+  j["theme"] = tags.theme();
+  j["secondary_themes"] =
+      std::vector<std::string>(tags.secondary_themes().begin(), tags.secondary_themes().end());
+  j["subthemes"] = std::vector<std::string>(tags.subthemes().begin(), tags.subthemes().end());
+  j["llm"] = tags.taxonomy().empty() ? nlohmann::json(nullptr) : nlohmann::json(tags.llm());
+  j["keywords"] = std::vector<std::string>(tags.keywords().begin(), tags.keywords().end());
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void PrintFacets(const v1::SearchResponse& response, bool json) {
+  if (response.facets().empty()) return;
+  if (json) {
+    nlohmann::json j;
+    j["total"] = response.total();
+    j["facets_exact"] = response.facets_exact();
+    j["facets_counted"] = response.facets_counted();
+    j["facets"] = nlohmann::json::object();
+    for (const v1::Facet& facet : response.facets()) {
+      nlohmann::json values = nlohmann::json::array();
+      for (const v1::FacetValue& v : facet.values()) values.push_back({v.value(), v.count()});
+      j["facets"][facet.name()] = values;
+    }
+    absl::PrintF("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    return;
+  }
+  if (!response.facets_exact()) {
+    absl::PrintF("facets counted over the first %d of %d matches (work bound)\n",
+                 response.facets_counted(), response.total());
+  }
+  for (const v1::Facet& facet : response.facets()) {
+    std::vector<std::string> parts;
+    for (const v1::FacetValue& v : facet.values()) {
+      parts.push_back(absl::StrCat(v.value(), " (", v.count(), ")"));
+    }
+    const int64_t more = facet.distinct_values() - facet.values_size();
+    absl::PrintF("%s: %s%s\n", facet.name(), absl::StrJoin(parts, ", "),
+                 more > 0 ? absl::StrCat(", … ", more, " more") : "");
+  }
+  absl::PrintF("\n");
 }
 
 void PrintHits(const v1::SearchResponse& response, bool json) {
@@ -129,8 +175,12 @@ absl::Status RunSearch(const SearchCommandOptions& options) {
   v1::SearchRequest req;
   req.set_query(options.query);
   req.set_page_size(options.limit);
+  for (const std::string& facet : options.facets) req.add_facets(facet);
+  req.set_facet_limit(options.facet_limit);
   ASSIGN_OR_RETURN(v1::SearchResponse resp, SearchVia(options.target, req));
+  if (!options.json) PrintFacets(resp, false);
   PrintHits(resp, options.json);
+  if (options.json) PrintFacets(resp, true);
   return absl::OkStatus();
 }
 
@@ -138,7 +188,7 @@ absl::Status RunShow(const ShowCommandOptions& options) {
   std::string slug;
   int64_t number = 0;
   RETURN_IF_ERROR(ParseIssueRef(options.issue, &slug, &number));
-  RETURN_IF_ERROR(CheckTarget(options.target));
+  RETURN_IF_ERROR(CheckQueryTarget(options.target));
   ASSIGN_OR_RETURN(v1::IssueWithComments iwc, GetIssueVia(options.target, slug, number));
   const v1::Issue& issue = iwc.issue();
   if (options.json) {
@@ -149,15 +199,15 @@ absl::Status RunShow(const ShowCommandOptions& options) {
     j["state"] = IssueStateName(issue.state());
     j["author"] = issue.author();
     j["labels"] = std::vector<std::string>(issue.labels().begin(), issue.labels().end());
-    j["created_at"] = Date(issue.created_at());
-    j["updated_at"] = Date(issue.updated_at());
-    j["closed_at"] = Date(issue.closed_at());
+    j["created_at"] = FormatDate(issue.created_at());
+    j["updated_at"] = FormatDate(issue.updated_at());
+    j["closed_at"] = FormatDate(issue.closed_at());
     j["url"] = issue.url();
     j["body"] = issue.body();
     j["comments"] = nlohmann::json::array();
     for (const v1::Comment& c : iwc.comments()) {
       j["comments"].push_back({{"id", c.id()}, {"author", c.author()},
-                               {"created_at", Date(c.created_at())}, {"body", c.body()}});
+                               {"created_at", FormatDate(c.created_at())}, {"body", c.body()}});
     }
     absl::PrintF("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return absl::OkStatus();
@@ -165,13 +215,13 @@ absl::Status RunShow(const ShowCommandOptions& options) {
   absl::PrintF("%s#%d  %s\n", RepoFullName(issue.repo()), issue.number(), issue.title());
   absl::PrintF("state: %s%s   author: %s   created: %s   updated: %s\n",
                IssueStateName(issue.state()), issue.is_pull_request() ? " (pull request)" : "",
-               issue.author(), Date(issue.created_at()), Date(issue.updated_at()));
+               issue.author(), FormatDate(issue.created_at()), FormatDate(issue.updated_at()));
   if (!issue.labels().empty()) {
     absl::PrintF("labels: %s\n", absl::StrJoin(issue.labels(), ", "));
   }
   absl::PrintF("%s\n\n%s\n", issue.url(), issue.body());
   for (const v1::Comment& c : iwc.comments()) {
-    absl::PrintF("\n--- %s commented on %s\n%s\n", c.author(), Date(c.created_at()), c.body());
+    absl::PrintF("\n--- %s commented on %s\n%s\n", c.author(), FormatDate(c.created_at()), c.body());
   }
   return absl::OkStatus();
 }

@@ -1,16 +1,21 @@
 // `issuescope search` and `issuescope show`: query a local data directory's index (--data) or a
 // running search service (--server HOST:PORT) and print results for people (text) or scripts
-// (--json: one JSON object per line).
+// (--json: one JSON object per line). Also the target helpers `export` and `table` share.
 #pragma once
 
 #include <string>
 
 #include "absl/status/status.h"
+#include <memory>
+#include <vector>
+
 #include "absl/status/statusor.h"
+#include "issuescope/v1/search.grpc.pb.h"
 #include "issuescope/v1/search.pb.h"
 
 namespace issuescope::cli {
 
+// QueryTarget is where queries go: exactly one of the two fields is set.
 struct QueryTarget {
   // Data directory of `issuescope crawl` (its index is DIR/index); or
   std::string data_dir;
@@ -18,16 +23,22 @@ struct QueryTarget {
   std::string server;
 };
 
+// SearchCommandOptions are the flags of `issuescope search`.
 struct SearchCommandOptions {
   QueryTarget target;
   std::string query;
   int limit = 20;
   bool json = false;
+  // Facets to count and print ("repo", "label", …; see SearchRequest.facets).
+  std::vector<std::string> facets;
+  // Values printed per facet.
+  int facet_limit = 10;
 };
 
 // RunSearch prints the hits of a query.
 absl::Status RunSearch(const SearchCommandOptions& options);
 
+// ShowCommandOptions are the flags of `issuescope show`.
 struct ShowCommandOptions {
   QueryTarget target;
   // "OWNER/NAME#N" or "github:OWNER/NAME#N".
@@ -42,9 +53,27 @@ absl::Status RunShow(const ShowCommandOptions& options);
 absl::StatusOr<v1::SearchResponse> SearchVia(const QueryTarget& target,
                                              const v1::SearchRequest& request);
 
+// CheckQueryTarget checks that exactly one of --data/--server is given and that a data
+// directory has an index.
+absl::Status CheckQueryTarget(const QueryTarget& target);
+
+// ConnectSearch makes a stub of the search service at `server` (HOST:PORT).
+std::unique_ptr<v1::Search::Stub> ConnectSearch(const std::string& server);
+
+// LocalIndexPath is the index directory of a data directory.
+std::string LocalIndexPath(const QueryTarget& target);
+
+// FormatDate renders a timestamp as RFC 3339; "" when unset.
+std::string FormatDate(const google::protobuf::Timestamp& ts);
+
 // HitToJson renders a hit as one JSON object (repo, number, title, state, score, url, labels,
-// author, created_at, updated_at, comments, snippet).
+// author, created_at, updated_at, comments, is_pull_request, snippet, and the tags: kind, theme,
+// secondary_themes, subthemes, llm, keywords).
 std::string HitToJson(const v1::SearchHit& hit);
+
+// PrintFacets prints the facets of a response as text, or as one JSON line
+// {"total", "facets_exact", "facets_counted", "facets": {name: [[value, count], …]}}.
+void PrintFacets(const v1::SearchResponse& response, bool json);
 
 // PrintHits prints hits as text (with highlighted snippets) or JSON lines.
 void PrintHits(const v1::SearchResponse& response, bool json);

@@ -1,12 +1,21 @@
 #include "deploy/cli/status_command.h"
 
+#include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
-#include <grpcpp/grpcpp.h>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/grpc_status.h"
+#include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "deploy/cli/progress.h"
@@ -14,49 +23,216 @@
 #include "issuescope/v1/coordinator.grpc.pb.h"
 
 namespace issuescope::cli {
+namespace {
+
+// Connection is a stub plus the token to attach to every call.
+struct Connection {
+  std::unique_ptr<v1::Coordinator::Stub> stub;
+  std::string token;
+
+  // Prepare sets a deadline and the authorization metadata.
+  void Prepare(grpc::ClientContext* ctx) const {
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    if (!token.empty()) ctx->AddMetadata("authorization", "Bearer " + token);
+  }
+};
+
+absl::StatusOr<Connection> Connect(const CoordinatorTarget& target) {
+  if (target.coordinator.empty()) return absl::InvalidArgumentError("--coordinator is required");
+  Connection conn;
+  if (!target.token_env.empty()) {
+    const char* value = std::getenv(target.token_env.c_str());
+    conn.token = std::string(absl::StripAsciiWhitespace(value == nullptr ? "" : value));
+    if (conn.token.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--token-env: environment variable ", target.token_env,
+                       " is unset or empty"));
+    }
+  }
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (!target.tls_ca.empty()) {
+    std::ifstream in(target.tls_ca, std::ios::binary);
+    std::ostringstream pem;
+    pem << in.rdbuf();
+    if (!in || pem.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--tls-ca ", target.tls_ca, ": not a readable PEM certificate"));
+    }
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = pem.str();
+    credentials = grpc::SslCredentials(ssl);
+  }
+  conn.stub = v1::Coordinator::NewStub(grpc::CreateChannel(target.coordinator, credentials));
+  return conn;
+}
+
+absl::Status CallError(const CoordinatorTarget& target, const grpc::Status& s) {
+  return absl::Status(FromGrpcStatus(s).code(),
+                      absl::StrFormat("coordinator %s: %s", target.coordinator,
+                                      s.error_message()));
+}
+
+std::string PhaseName(v1::RepoPhase phase) {
+  std::string name = v1::RepoPhase_Name(phase);
+  if (name.rfind("REPO_PHASE_", 0) == 0) name = name.substr(strlen("REPO_PHASE_"));
+  return absl::AsciiStrToLower(name);
+}
+
+RepoLine LineOf(const v1::RepositoryStatus& r) {
+  RepoLine line;
+  line.state = PhaseName(r.phase());
+  if (!r.worker_id().empty()) line.state += "@" + r.worker_id();
+  line.counters = r.counters();
+  line.issues_estimated = r.issues_estimated();
+  line.error = r.last_error();
+  if (r.phase() == v1::REPO_PHASE_CRAWLING) {
+    line.request_rate = r.request_rate();
+    line.eta_s = r.eta_s();
+  }
+  return line;
+}
+
+std::string WorkerLine(const v1::WorkerStatus& w) {
+  const char* state = !w.alive() ? "dead" : (w.draining() ? "draining" : "alive");
+  std::string line = absl::StrFormat(
+      "worker %-12s %-8s store %s  leases %d/%d  repositories %d  load %s", w.worker_id(), state,
+      w.store_address(), w.leases(), w.capacity(), w.repositories_owned(), WithThousands(w.load()));
+  if (w.accounts_size() > 0) {
+    absl::StrAppend(&line, "  accounts ", absl::StrJoin(w.accounts(), ","));
+  }
+  return line;
+}
+
+std::string AccountLine(const v1::AccountBudget& a, absl::Time now) {
+  std::string line = absl::StrFormat("account %-16s %-7s", a.account(),
+                                     absl::AsciiStrToLower(TrackerName(a.tracker())));
+  if (a.remaining() >= 0) {
+    absl::StrAppend(&line, " budget ", WithThousands(a.remaining()));
+    if (a.limit() > 0) absl::StrAppend(&line, "/", WithThousands(a.limit()));
+  } else {
+    absl::StrAppend(&line, " budget unknown");
+  }
+  if (a.has_reset()) {
+    absl::StrAppend(&line, "  resets in ",
+                    FormatDurationShort(absl::ToInt64Seconds(FromProto(a.reset()) - now)));
+  }
+  absl::StrAppend(&line, "  leases ", a.leases(), "  tokens ", a.token_fingerprints_size(),
+                  "  workers ", absl::StrJoin(a.workers(), ","));
+  if (a.held_back()) absl::StrAppend(&line, "  HELD BACK (reserve ", a.reserve(), "/crawl)");
+  return line;
+}
+
+}  // namespace
+
+std::string FormatStatus(const v1::GetStatusResponse& status, absl::Time now) {
+  std::string out;
+  for (const v1::RepositoryStatus& r : status.repositories()) {
+    absl::StrAppend(&out, FormatRepoLine(r.repo_slug(), LineOf(r), now), "\n");
+  }
+  for (const v1::WorkerStatus& w : status.workers()) absl::StrAppend(&out, WorkerLine(w), "\n");
+  for (const v1::AccountBudget& a : status.accounts()) {
+    absl::StrAppend(&out, AccountLine(a, now), "\n");
+  }
+  absl::StrAppend(&out, status.quiescent() ? "quiescent\n" : "");
+  return out;
+}
 
 absl::Status RunStatus(const StatusCommandOptions& options) {
-  if (options.coordinator.empty()) return absl::InvalidArgumentError("--coordinator is required");
-  auto stub = v1::Coordinator::NewStub(
-      grpc::CreateChannel(options.coordinator, grpc::InsecureChannelCredentials()));
+  const CoordinatorTarget target{options.coordinator, options.token_env, options.tls_ca};
+  ASSIGN_OR_RETURN(Connection conn, Connect(target));
   ProgressBoard board(stdout, isatty(STDOUT_FILENO) != 0 && options.watch);
   do {
     v1::GetStatusResponse status;
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    grpc::Status s = stub->GetStatus(&ctx, v1::GetStatusRequest(), &status);
-    if (!s.ok()) {
-      return absl::Status(FromGrpcStatus(s).code(),
-                          absl::StrFormat("coordinator %s: %s", options.coordinator,
-                                          s.error_message()));
-    }
+    conn.Prepare(&ctx);
+    grpc::Status s = conn.stub->GetStatus(&ctx, v1::GetStatusRequest(), &status);
+    if (!s.ok()) return CallError(target, s);
     if (options.json) {
       std::string out;
       google::protobuf::util::JsonPrintOptions jopts;
       jopts.preserve_proto_field_names = true;
       (void)google::protobuf::util::MessageToJsonString(status, &out, jopts);
       absl::PrintF("%s\n", out);
-    } else {
+    } else if (options.watch) {
       for (const v1::RepositoryStatus& r : status.repositories()) {
-        RepoLine line;
-        line.state = v1::RepoPhase_Name(r.phase()).substr(strlen("REPO_PHASE_"));
-        for (char& c : line.state) c = static_cast<char>(tolower(c));
-        if (!r.worker_id().empty()) line.state += "@" + r.worker_id();
-        line.counters = r.counters();
-        line.issues_estimated = r.issues_estimated();
-        line.error = r.last_error();
-        board.Update(r.repo_slug(), line);
+        board.Update(r.repo_slug(), LineOf(r));
       }
       board.Render(absl::Now());
-      if (!options.watch) {
-        for (const v1::WorkerStatus& w : status.workers()) {
-          absl::PrintF("worker %-12s %-6s store %s  leases %d/%d\n", w.worker_id(),
-                       w.alive() ? "alive" : "dead", w.store_address(), w.leases(), w.capacity());
-        }
-      }
+    } else {
+      absl::PrintF("%s", FormatStatus(status, absl::Now()));
     }
     if (options.watch) absl::SleepFor(absl::Seconds(1));
   } while (options.watch);
+  return absl::OkStatus();
+}
+
+absl::Status RunAdmin(const AdminCommandOptions& o) {
+  ASSIGN_OR_RETURN(Connection conn, Connect(o.target));
+  grpc::ClientContext ctx;
+  conn.Prepare(&ctx);
+  grpc::Status s;
+  std::vector<std::string> lines;
+  if (o.action == "add") {
+    if (o.args.empty()) return absl::InvalidArgumentError("repos add: name the repositories");
+    v1::AddRepositoriesRequest req;
+    for (const std::string& arg : o.args) {
+      auto ref = ParseRepoSpec(arg);
+      if (!ref.ok()) return absl::InvalidArgumentError(absl::StrCat(arg, ": ", ref.status().message()));
+      v1::RepositorySpec* spec = req.add_repositories();
+      *spec->mutable_repo() = *ref;
+      spec->mutable_repo()->set_api_url(o.api_url);
+      spec->set_recrawl_interval_s(o.recrawl_interval_s);
+      spec->set_full_recrawl_interval_s(o.full_recrawl_interval_s);
+      spec->set_include_pull_requests(o.include_pull_requests);
+    }
+    v1::AddRepositoriesResponse resp;
+    s = conn.stub->AddRepositories(&ctx, req, &resp);
+    for (const auto& slug : resp.added()) lines.push_back("added " + slug);
+    for (const auto& slug : resp.existing()) lines.push_back("re-scheduled " + slug);
+  } else if (o.action == "remove") {
+    if (o.args.empty()) return absl::InvalidArgumentError("repos remove: name the repositories");
+    v1::RemoveRepositoriesRequest req;
+    for (const std::string& arg : o.args) req.add_repo_slugs(arg);
+    v1::RemoveRepositoriesResponse resp;
+    s = conn.stub->RemoveRepositories(&ctx, req, &resp);
+    for (const auto& slug : resp.removed()) lines.push_back("removed " + slug);
+  } else if (o.action == "pause" || o.action == "resume") {
+    if (o.action == "pause") {
+      v1::PauseRepositoriesRequest req;
+      for (const std::string& arg : o.args) req.add_repo_slugs(arg);
+      v1::PauseRepositoriesResponse resp;
+      s = conn.stub->PauseRepositories(&ctx, req, &resp);
+      for (const auto& slug : resp.paused()) lines.push_back("paused " + slug);
+    } else {
+      v1::ResumeRepositoriesRequest req;
+      for (const std::string& arg : o.args) req.add_repo_slugs(arg);
+      v1::ResumeRepositoriesResponse resp;
+      s = conn.stub->ResumeRepositories(&ctx, req, &resp);
+      for (const auto& slug : resp.resumed()) lines.push_back("resumed " + slug);
+    }
+  } else if (o.action == "trigger") {
+    v1::TriggerCrawlRequest req;
+    for (const std::string& arg : o.args) req.add_repo_slugs(arg);
+    req.set_mode(o.full ? v1::CRAWL_MODE_FULL : v1::CRAWL_MODE_INCREMENTAL);
+    v1::TriggerCrawlResponse resp;
+    s = conn.stub->TriggerCrawl(&ctx, req, &resp);
+    for (const auto& slug : resp.scheduled()) {
+      lines.push_back(absl::StrCat(o.full ? "full" : "incremental", " crawl scheduled ", slug));
+    }
+  } else if (o.action == "drain") {
+    if (o.args.size() != 1) return absl::InvalidArgumentError("drain: name one worker id");
+    v1::DrainWorkerRequest req;
+    req.set_worker_id(o.args[0]);
+    v1::DrainWorkerResponse resp;
+    s = conn.stub->DrainWorker(&ctx, req, &resp);
+    lines.push_back(resp.removed() ? absl::StrCat("worker ", o.args[0], " removed")
+                                   : absl::StrCat("worker ", o.args[0], " draining, ",
+                                                  resp.leases_held(), " leases to finish"));
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown admin action '", o.action, "'"));
+  }
+  if (!s.ok()) return CallError(o.target, s);
+  for (const std::string& line : lines) absl::PrintF("%s\n", line);
   return absl::OkStatus();
 }
 

@@ -11,6 +11,7 @@
 
 #include "common/index_document.h"
 #include "common/index_schema.h"
+#include "common/index_text.h"
 #include "gtest/gtest.h"
 #include "tests/indexer/test_issues.h"
 #include "xapian.h"
@@ -365,7 +366,11 @@ TEST(IndexWriterTest, ReopenFromDiskKeepsDocumentsAndPositionsSearchable) {
   Xapian::Database reader(path);
   EXPECT_EQ(reader.get_termfreq(index::IdTerm(Slug("vllm/vllm"), 7)), 1u);
   Xapian::Enquire enquire(reader);
-  enquire.set_query(Xapian::Query("tokenizer"));
+  // Free text is parsed as the search service does (common/index_text.h owns the scheme).
+  Xapian::QueryParser parser;
+  parser.set_database(reader);
+  index::ConfigureTextParser(index::TextField::kAll, &parser);
+  enquire.set_query(parser.parse_query("tokenizer", index::TextParseFlags()));
   Xapian::MSet hits = enquire.get_mset(0, 10);
   ASSERT_EQ(hits.size(), 1u);
   EXPECT_EQ(reader.get_metadata("feed:s1"), "4");

@@ -1,6 +1,7 @@
 // A small fixture corpus for the search tests: seven issues over four trackers' repositories,
-// indexed with index::BuildDocument (as the indexer does) into an in-memory Xapian database.
-// Issue numbers are unique across the corpus, so tests compare sets of numbers.
+// six of them tagged with the taxonomy, indexed with index::BuildDocument and
+// index::AddFacetValues (as the indexer does) into an in-memory Xapian database. Issue numbers
+// are unique across the corpus, so tests compare sets of numbers.
 #pragma once
 
 #include <set>
@@ -9,6 +10,7 @@
 
 #include "absl/time/time.h"
 #include "common/index_document.h"
+#include "common/index_facets.h"
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
 #include "common/time_util.h"
@@ -103,13 +105,57 @@ inline std::vector<IssueSpec> Corpus() {
   };
 }
 
+// TagSpec is the taxonomy tags and reactions of one fixture issue.
+struct TagSpec {
+  std::string kind, theme;
+  std::vector<std::string> secondary, subthemes;
+  bool llm;
+  int reactions;
+};
+
+// TagsFor returns the tags of fixture issue `number` (issue 7 is untagged).
+inline TagSpec TagsFor(int64_t number) {
+  switch (number) {
+    case 1: return {"bug", "bug.memory", {}, {"bug.memory.illegal-access"}, false, 5};
+    case 2: return {"bug", "bug.memory", {"bug.performance"}, {"bug.memory.leak"}, true, 0};
+    case 3: return {"bug", "bug.quantization", {}, {}, true, 12};
+    case 4: return {"requirement", "requirement.api", {}, {}, false, 1};
+    case 5: return {"bug", "bug.compiler", {}, {}, false, 3};
+    case 6: return {"bug", "bug.memory", {}, {"bug.memory.leak"}, true, 0};
+    default: return {"", "", {}, {}, false, 0};
+  }
+}
+
+// TaggedIssue is MakeIssue plus the issue's TagsFor.
+inline v1::IssueWithComments TaggedIssue(const IssueSpec& spec) {
+  v1::IssueWithComments iwc = MakeIssue(spec);
+  const TagSpec t = TagsFor(spec.number);
+  iwc.mutable_issue()->set_reactions(t.reactions);
+  if (t.kind.empty()) return iwc;
+  v1::Tags* tags = iwc.mutable_issue()->mutable_tags();
+  tags->set_taxonomy("llm-dl/1");
+  tags->set_kind(t.kind);
+  tags->set_theme(t.theme);
+  for (const auto& s : t.secondary) tags->add_secondary_themes(s);
+  for (const auto& s : t.subthemes) tags->add_subthemes(s);
+  tags->set_llm(t.llm);
+  return iwc;
+}
+
+// IndexedDocument is the document the indexer makes of an issue.
+inline Xapian::Document IndexedDocument(const v1::IssueWithComments& iwc) {
+  Xapian::Document doc = index::BuildDocument(iwc);
+  index::AddFacetValues(iwc, &doc);
+  return doc;
+}
+
 // FixtureDatabase returns an in-memory database holding the corpus.
 inline Xapian::WritableDatabase FixtureDatabase() {
-  Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);  // in-memory
+  Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
   for (const IssueSpec& spec : Corpus()) {
-    v1::IssueWithComments iwc = MakeIssue(spec);
+    v1::IssueWithComments iwc = TaggedIssue(spec);
     db.replace_document(index::IdTerm(RepoSlug(iwc.issue().repo()), spec.number),
-                        index::BuildDocument(iwc));
+                        IndexedDocument(iwc));
   }
   db.commit();
   return db;

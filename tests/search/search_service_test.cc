@@ -65,6 +65,93 @@ TEST_F(SearchServiceTest, AnswersQueries) {
   EXPECT_THAT(response.hits(0).snippet(), HasSubstr("<mark>"));
 }
 
+TEST_F(SearchServiceTest, ExportStreamsEveryHit) {
+  struct Case {
+    std::string query;
+    int64_t limit;
+    std::vector<int64_t> expected;
+  };
+  const std::vector<Case> cases = {
+      {"", 0, {6, 3, 2, 1, 5, 4, 7}},  // newest created first
+      {"sort:created-asc", 0, {7, 4, 5, 1, 2, 3, 6}},
+      {"sort:created-asc", 3, {7, 4, 5}},
+      {"label:bug", 0, {6, 2, 1}},
+      {"nonexistentword", 0, {}},
+  };
+  for (const Case& c : cases) {
+    v1::ExportRequest request;
+    request.set_query(c.query);
+    request.set_limit(c.limit);
+    request.set_snippets(true);
+    auto context = Context();
+    std::unique_ptr<grpc::ClientReader<v1::SearchHit>> reader =
+        stub_->Export(context.get(), request);
+    std::vector<int64_t> numbers;
+    v1::SearchHit hit;
+    while (reader->Read(&hit)) numbers.push_back(hit.number());
+    grpc::Status status = reader->Finish();
+    ASSERT_TRUE(status.ok()) << c.query << ": " << status.error_message();
+    EXPECT_EQ(numbers, c.expected) << c.query;
+  }
+  v1::ExportRequest bad;
+  bad.set_query("foo:bar");
+  auto context = Context();
+  auto reader = stub_->Export(context.get(), bad);
+  v1::SearchHit hit;
+  EXPECT_FALSE(reader->Read(&hit));
+  grpc::Status status = reader->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("unknown qualifier 'foo'"));
+}
+
+TEST_F(SearchServiceTest, ExportStopsWhenTheClientCancels) {
+  v1::ExportRequest request;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  auto reader = stub_->Export(&context, request);
+  v1::SearchHit hit;
+  ASSERT_TRUE(reader->Read(&hit));
+  context.TryCancel();
+  while (reader->Read(&hit)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+}
+
+TEST_F(SearchServiceTest, AggregatesAndFacets) {
+  v1::AggregateRequest request;
+  request.set_query("is:open");
+  request.add_dimensions("kind");
+  request.add_dimensions("llm");
+  v1::AggregateResponse response;
+  grpc::Status status = stub_->Aggregate(Context().get(), request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.total(), 5);  // 1, 3, 4, 6, 7
+  std::vector<std::string> rows;
+  for (const v1::AggregateRow& row : response.rows()) {
+    rows.push_back(row.values(0) + "/" + row.values(1) + "=" + std::to_string(row.count()));
+  }
+  EXPECT_EQ(rows, (std::vector<std::string>{"/=1", "bug/false=1", "bug/true=2",
+                                            "requirement/false=1"}));
+  request.clear_dimensions();
+  status = stub_->Aggregate(Context().get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  v1::SearchRequest search;
+  search.set_query("label:bug");
+  search.add_facets("repo");
+  search.add_facets("year");
+  v1::SearchResponse found;
+  status = stub_->Search(Context().get(), search, &found);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(found.facets_exact());
+  EXPECT_EQ(found.facets_counted(), 3);
+  ASSERT_EQ(found.facets_size(), 2);
+  EXPECT_EQ(found.facets(0).values(0).value(), "github:pytorch/pytorch");
+  EXPECT_EQ(found.facets(0).values(0).count(), 2);
+  EXPECT_EQ(found.facets(1).values(0).value(), "2024");
+  EXPECT_EQ(found.facets(1).values(0).count(), 3);
+}
+
 TEST_F(SearchServiceTest, ReportsBadRequestsAsInvalidArgument) {
   struct Case {
     std::string query;

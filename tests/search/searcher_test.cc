@@ -11,6 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/index_layout.h"
 #include "search/snippet.h"
 #include "tests/search/search_fixture.h"
 
@@ -324,6 +325,50 @@ TEST(SearcherPathTest, WaitsForTheIndexAndSeesNewCommits) {
     ASSERT_EQ(status->feeds_size(), 1);
     EXPECT_EQ(status->feeds(0).seq(), 2u);
   }
+  std::filesystem::remove_all(dir);
+}
+
+// A sharded index (shard-NNN databases and a stub) is searched as one database, and its feed
+// positions are the minimum over the shards.
+TEST(SearcherPathTest, SearchesEveryShardOfAShardedIndex) {
+  char dir_template[] = "/tmp/issuescope-search-shards-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  constexpr uint32_t kShards = 3;
+  {
+    std::vector<Xapian::WritableDatabase> shards;
+    for (uint32_t i = 0; i < kShards; ++i) {
+      shards.emplace_back(dir + "/" + index::ShardDirName(i), Xapian::DB_CREATE_OR_OPEN);
+    }
+    for (const testing::IssueSpec& spec : Corpus()) {
+      v1::IssueWithComments iwc = testing::TaggedIssue(spec);
+      const std::string slug = RepoSlug(iwc.issue().repo());
+      shards[index::ShardOf(slug, kShards)].replace_document(index::IdTerm(slug, spec.number),
+                                                             testing::IndexedDocument(iwc));
+    }
+    for (uint32_t i = 0; i < kShards; ++i) {
+      shards[i].set_metadata("feed:w", std::to_string(10 + i));
+      shards[i].commit();
+    }
+    ASSERT_TRUE(index::WriteStubFile(dir, kShards).ok());
+  }
+  std::unique_ptr<Searcher> searcher = Searcher::ForPath(dir);
+  EXPECT_EQ(MustSearch(*searcher, "").total(), 7);
+  EXPECT_EQ(Numbers(MustSearch(*searcher, "leak")), std::vector<int64_t>{2});
+  absl::StatusOr<v1::IssueWithComments> issue = searcher->GetIssue("gitee:mindspore/mindspore", 6);
+  ASSERT_TRUE(issue.ok()) << issue.status();
+  EXPECT_EQ(issue->issue().tags().kind(), "bug");
+  absl::StatusOr<v1::IndexStatus> status = searcher->GetIndexStatus();
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->documents(), 7);
+  ASSERT_EQ(status->feeds_size(), 1);
+  EXPECT_EQ(status->feeds(0).seq(), 10u);
+  v1::AggregateRequest aggregate;
+  aggregate.add_dimensions("tracker");
+  absl::StatusOr<v1::AggregateResponse> counts = searcher->Aggregate(aggregate);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  EXPECT_EQ(counts->rows_size(), 3);
+  EXPECT_EQ(counts->total(), 7);
   std::filesystem::remove_all(dir);
 }
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/time_util.h"
 
@@ -20,6 +21,84 @@ uint64_t StableHash(absl::string_view text, uint64_t seed) {
     h *= 1099511628211ULL;
   }
   return h;
+}
+
+const char* TrackerName(Tracker tracker) {
+  switch (tracker) {
+    case Tracker::kGitlab: return "gitlab";
+    case Tracker::kGitee: return "gitee";
+    case Tracker::kGithub: break;
+  }
+  return "github";
+}
+
+bool ParseTracker(absl::string_view text, Tracker* tracker) {
+  for (Tracker t : {Tracker::kGithub, Tracker::kGitlab, Tracker::kGitee}) {
+    if (text == TrackerName(t)) {
+      *tracker = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string GiteeKey(int64_t number) {
+  static const char kDigits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  std::string digits;
+  uint64_t n = static_cast<uint64_t>(number);
+  do {
+    digits.insert(digits.begin(), kDigits[n % 36]);
+    n /= 36;
+  } while (n > 0);
+  return "I" + digits;
+}
+
+bool ParseGiteeKey(absl::string_view key, int64_t* number) {
+  if (key.size() < 2 || key.size() > 13 || key[0] != 'I') return false;
+  int64_t n = 0;
+  for (char c : key.substr(1)) {
+    int d = 0;
+    if (c >= '0' && c <= '9') {
+      d = c - '0';
+    } else if (c >= 'A' && c <= 'Z') {
+      d = c - 'A' + 10;
+    } else {
+      return false;
+    }
+    n = n * 36 + d;
+  }
+  *number = n;
+  return true;
+}
+
+bool Repository::IsDeleted(int64_t number) const {
+  return std::find(deleted_numbers.begin(), deleted_numbers.end(), number) !=
+         deleted_numbers.end();
+}
+
+bool Repository::DeleteIssue(int64_t number) {
+  auto it = issue_index.find(number);
+  if (it == issue_index.end()) return false;
+  issues.erase(issues.begin() + it->second);
+  comments.erase(std::remove_if(comments.begin(), comments.end(),
+                                [&](const Comment& c) { return c.issue_number == number; }),
+                 comments.end());
+  deleted_numbers.push_back(number);
+  RebuildIndexes();
+  return true;
+}
+
+std::string Repository::StateName(const Issue& issue) const {
+  if (tracker == Tracker::kGitlab) return issue.open ? "opened" : "closed";
+  if (tracker == Tracker::kGitee) {
+    if (issue.open) return issue.state_reason == "progressing" ? "progressing" : "open";
+    return issue.state_reason == "rejected" ? "rejected" : "closed";
+  }
+  return issue.open ? "open" : "closed";
+}
+
+std::string Repository::Key(const Issue& issue) const {
+  return tracker == Tracker::kGitee ? GiteeKey(issue.number) : std::to_string(issue.number);
 }
 
 const Issue* Repository::FindIssue(int64_t number) const {
@@ -146,16 +225,106 @@ uint32_t Repository::AddComment(Comment comment) {
   return pos;
 }
 
-const Repository* Corpus::FindRepo(absl::string_view owner, absl::string_view name) const {
+const Repository* Corpus::FindRepo(Tracker tracker, absl::string_view owner,
+                                   absl::string_view name) const {
   for (const Repository& r : repos) {
-    if (absl::EqualsIgnoreCase(r.owner, owner) && absl::EqualsIgnoreCase(r.name, name)) return &r;
+    if (r.tracker == tracker && absl::EqualsIgnoreCase(r.owner, owner) &&
+        absl::EqualsIgnoreCase(r.name, name)) {
+      return &r;
+    }
   }
   return nullptr;
 }
 
-Repository* Corpus::FindRepo(absl::string_view owner, absl::string_view name) {
+Repository* Corpus::FindRepo(Tracker tracker, absl::string_view owner, absl::string_view name) {
   const Corpus* self = this;
-  return const_cast<Repository*>(self->FindRepo(owner, name));
+  return const_cast<Repository*>(self->FindRepo(tracker, owner, name));
+}
+
+const Repository* Corpus::FindRepoById(Tracker tracker, int64_t id) const {
+  for (const Repository& r : repos) {
+    if (r.tracker == tracker && r.id == id) return &r;
+  }
+  return nullptr;
+}
+
+const Redirect* Corpus::FindRedirect(Tracker tracker, absl::string_view owner,
+                                     absl::string_view name) const {
+  // The newest redirect of a name wins (a name can be transferred away more than once).
+  for (auto it = redirects.rbegin(); it != redirects.rend(); ++it) {
+    if (it->tracker == tracker && absl::EqualsIgnoreCase(it->owner, owner) &&
+        absl::EqualsIgnoreCase(it->name, name)) {
+      return &*it;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+// SplitSpec splits "[tracker:]owner/name" at the tracker prefix and the last '/'.
+bool SplitSpec(absl::string_view spec, bool* has_tracker, Tracker* tracker, std::string* owner,
+               std::string* name) {
+  *has_tracker = false;
+  const size_t colon = spec.find(':');
+  if (colon != absl::string_view::npos) {
+    if (!ParseTracker(spec.substr(0, colon), tracker)) return false;
+    *has_tracker = true;
+    spec = spec.substr(colon + 1);
+  }
+  const size_t slash = spec.rfind('/');
+  if (slash == absl::string_view::npos || slash == 0 || slash + 1 == spec.size()) return false;
+  *owner = std::string(spec.substr(0, slash));
+  *name = std::string(spec.substr(slash + 1));
+  return true;
+}
+
+}  // namespace
+
+Repository* Corpus::FindRepoSpec(absl::string_view spec) {
+  bool has_tracker = false;
+  Tracker tracker = Tracker::kGithub;
+  std::string owner, name;
+  if (!SplitSpec(spec, &has_tracker, &tracker, &owner, &name)) return nullptr;
+  for (Repository& r : repos) {
+    if ((!has_tracker || r.tracker == tracker) && absl::EqualsIgnoreCase(r.owner, owner) &&
+        absl::EqualsIgnoreCase(r.name, name)) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+absl::Status Corpus::Transfer(absl::string_view from, absl::string_view to) {
+  Repository* repo = FindRepoSpec(from);
+  if (repo == nullptr) {
+    return absl::NotFoundError(absl::StrCat("transfer: repository '", from, "' not found"));
+  }
+  bool has_tracker = false;
+  Tracker ignored = Tracker::kGithub;
+  std::string owner, name;
+  if (!SplitSpec(to, &has_tracker, &ignored, &owner, &name) || has_tracker) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("transfer: target '", to, "' is not owner/name"));
+  }
+  if (FindRepo(repo->tracker, owner, name) != nullptr) {
+    return absl::AlreadyExistsError(absl::StrCat("transfer: '", to, "' already exists"));
+  }
+  redirects.push_back(Redirect{repo->tracker, repo->owner, repo->name, repo->id});
+  repo->owner = owner;
+  repo->name = name;
+  return absl::OkStatus();
+}
+
+std::vector<DeletedEntry> Corpus::Deleted() const {
+  std::vector<DeletedEntry> out;
+  for (const Repository& r : repos) {
+    for (int64_t n : r.deleted_numbers) {
+      out.push_back(DeletedEntry{TrackerName(r.tracker), r.FullName(), n,
+                                 r.tracker == Tracker::kGitee ? GiteeKey(n) : std::to_string(n)});
+    }
+  }
+  return out;
 }
 
 int64_t Corpus::NewestTimestamp() const {
@@ -193,9 +362,14 @@ std::vector<CorpusEntry> Corpus::Entries() const {
               [](const Issue* a, const Issue* b) { return a->number < b->number; });
     const std::string full = r.FullName();
     for (const Issue* i : sorted) {
-      out.push_back(CorpusEntry{full, i->number, FormatTimestamp(i->updated_at),
-                                i->is_pull_request, static_cast<int64_t>(i->comments.size()),
-                                i->planted, i->title});
+      CorpusEntry e{full, i->number, FormatTimestamp(i->updated_at),
+                    i->is_pull_request, static_cast<int64_t>(i->comments.size()),
+                    i->planted, i->title};
+      e.tracker = TrackerName(r.tracker);
+      e.key = r.Key(*i);
+      e.state = r.StateName(*i);
+      for (uint32_t c : i->comments) e.system_notes += r.comments[c].system ? 1 : 0;
+      out.push_back(std::move(e));
     }
   }
   return out;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -36,21 +37,78 @@ std::vector<std::string> PickLabels(Rng& rng, const ProjectStyle& style, bool pr
   return labels;
 }
 
-void GenerateRepo(const SimulatorOptions& options, int index, Corpus& corpus) {
-  const std::vector<ProjectStyle>& styles = ProjectStyles();
-  const ProjectStyle& style = styles[index % styles.size()];
+// RepoPlan is what one generated repository will be.
+struct RepoPlan {
+  int index = 0;  // seeds the repository's Rng
+  Tracker tracker = Tracker::kGithub;
+  std::string owner;
+  std::string name;
+  int issues = 0;
+  const ProjectStyle* style = nullptr;
+};
+
+// SystemNote is a GitLab system note body.
+std::string SystemNoteBody(Rng& rng, const Issue& issue) {
+  switch (rng.Uniform(3)) {
+    case 0:
+      if (!issue.labels.empty()) return absl::StrCat("added ~\"", issue.labels[0], "\" label");
+      break;
+    case 1:
+      return absl::StrCat("assigned to @", rng.Pick(Logins()));
+    default:
+      break;
+  }
+  return absl::StrCat("mentioned in merge request !", rng.Range(1, 5000));
+}
+
+// AddSystemNotes gives a GitLab issue system notes between its creation and last update, and a
+// "closed" note at its close; ids come after the user notes'.
+void AddSystemNotes(const RepoPlan& plan, const Issue& issue, Corpus& corpus,
+                    Repository& repo) {
+  Rng rng(StableHash(plan.owner + "/" + plan.name, static_cast<uint64_t>(issue.number)));
+  const int notes = static_cast<int>(rng.Range(1, 2));
+  for (int k = 0; k < notes; ++k) {
+    Comment c;
+    c.id = corpus.next_comment_id++;
+    c.issue_number = issue.number;
+    c.user = rng.Pick(Logins());
+    c.body = SystemNoteBody(rng, issue);
+    c.created_at = rng.Range(issue.created_at, issue.updated_at);
+    c.updated_at = c.created_at;
+    c.system = true;
+    repo.comments.push_back(std::move(c));
+  }
+  if (!issue.open) {
+    Comment c;
+    c.id = corpus.next_comment_id++;
+    c.issue_number = issue.number;
+    c.user = rng.Pick(Logins());
+    c.body = "closed";
+    c.created_at = issue.closed_at;
+    c.updated_at = issue.closed_at;
+    c.system = true;
+    repo.comments.push_back(std::move(c));
+  }
+}
+
+void GenerateRepo(const SimulatorOptions& options, const RepoPlan& plan, Corpus& corpus) {
+  const ProjectStyle& style = *plan.style;
+  const int index = plan.index;
+  const bool github = plan.tracker == Tracker::kGithub;
   Rng rng(options.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(index) + 1);
   Repository repo;
-  repo.owner = style.owner;
-  repo.name = style.name;
-  if (index >= static_cast<int>(styles.size())) {
-    absl::StrAppend(&repo.name, "-", index / styles.size() + 1);
-  }
+  repo.tracker = plan.tracker;
+  repo.owner = plan.owner;
+  repo.name = plan.name;
   repo.id = 10000000 + index;
   repo.created_at = UnixSeconds(2018, 6, 1) + index * kDay;
   repo.labels = style.labels;
 
-  const int n = options.issues_per_repo;
+  const int n = plan.issues;
+  const double pr_fraction = github ? options.pr_fraction : 0.0;  // only GitHub lists PRs
+  const double cjk_fraction =
+      plan.tracker == Tracker::kGitee ? options.gitee_cjk_fraction : options.cjk_fraction;
+  const int64_t number_base = plan.tracker == Tracker::kGitee ? kGiteeKeyBase : 0;
   std::vector<int64_t> created(static_cast<size_t>(n));
   for (int64_t& c : created) c = rng.Range(kHistoryStart, kCreatedEnd);
   std::sort(created.begin(), created.end());
@@ -59,9 +117,9 @@ void GenerateRepo(const SimulatorOptions& options, int index, Corpus& corpus) {
   for (int i = 0; i < n; ++i) {
     Issue issue;
     issue.id = corpus.next_issue_id++;
-    issue.number = i + 1;
-    issue.is_pull_request = rng.Chance(options.pr_fraction);
-    const bool cjk = rng.Chance(options.cjk_fraction);
+    issue.number = number_base + i + 1;
+    issue.is_pull_request = rng.Chance(pr_fraction);
+    const bool cjk = rng.Chance(cjk_fraction);
     IssueText text = MakeIssueText(rng, style, issue.is_pull_request, cjk);
     issue.title = std::move(text.title);
     issue.body = std::move(text.body);
@@ -88,6 +146,14 @@ void GenerateRepo(const SimulatorOptions& options, int index, Corpus& corpus) {
       issue.state_reason = "reopened";
     }
     for (int32_t& reaction : issue.reactions) reaction = rng.Chance(0.2) ? rng.Poisson(2.0) : 0;
+    if (plan.tracker == Tracker::kGitee) {
+      // Gitee's extra states; GitHub's state reasons do not exist there.
+      issue.state_reason.clear();
+      if (issue.open && rng.Chance(0.3)) issue.state_reason = "progressing";
+      if (!issue.open && rng.Chance(0.15)) issue.state_reason = "rejected";
+    } else if (plan.tracker == Tracker::kGitlab) {
+      issue.state_reason.clear();
+    }
 
     const int comments = rng.Poisson(options.comments_per_issue);
     std::vector<int64_t> times(static_cast<size_t>(comments));
@@ -111,6 +177,12 @@ void GenerateRepo(const SimulatorOptions& options, int index, Corpus& corpus) {
       issue.updated_at = t;
     }
     repo.issues.push_back(std::move(issue));
+  }
+  if (plan.tracker == Tracker::kGitlab) {
+    Rng notes(options.seed ^ 0x5157E3A0DEULL ^ static_cast<uint64_t>(index));
+    for (const Issue& issue : repo.issues) {
+      if (notes.Chance(options.system_note_fraction)) AddSystemNotes(plan, issue, corpus, repo);
+    }
   }
   corpus.repos.push_back(std::move(repo));
 }
@@ -144,9 +216,55 @@ absl::Status ValidateOptions(const SimulatorOptions& o) {
   if (o.plant_count > 0 && absl::StripAsciiWhitespace(o.plant_phrase).empty()) {
     return bad("plant_phrase", "must be set when plant_count > 0");
   }
+  if (!(o.gitee_cjk_fraction >= 0 && o.gitee_cjk_fraction <= 1)) {
+    return bad("gitee_cjk_fraction", "must be in 0..1");
+  }
+  if (!(o.system_note_fraction >= 0 && o.system_note_fraction <= 1)) {
+    return bad("system_note_fraction", "must be in 0..1");
+  }
+  for (size_t i = 0; i < o.repo_specs.size(); ++i) {
+    const RepoSpec& a = o.repo_specs[i];
+    if (a.owner.empty() || a.name.empty()) return bad("repo_specs", "need owner and name");
+    for (size_t j = 0; j < i; ++j) {
+      const RepoSpec& b = o.repo_specs[j];
+      if (a.tracker == b.tracker && absl::EqualsIgnoreCase(a.owner, b.owner) &&
+          absl::EqualsIgnoreCase(a.name, b.name)) {
+        return bad("repo_specs", absl::StrCat("repeat ", TrackerName(a.tracker), ":", a.owner,
+                                              "/", a.name));
+      }
+    }
+  }
+  if (absl::Status s = ValidateFaultConfig(o.faults); !s.ok()) return s;
   if (o.rate_limit < 1) return bad("rate_limit", "must be >= 1");
   if (o.threads < 1) return bad("threads", "must be >= 1");
   return absl::OkStatus();
+}
+
+absl::StatusOr<RepoSpec> ParseRepoSpec(absl::string_view text) {
+  auto bad = [&] {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "repository spec must be [github|gitlab|gitee:]owner/name[:issues], got '", text, "'"));
+  };
+  RepoSpec spec;
+  absl::string_view rest = text;
+  const size_t colon = rest.find(':');
+  if (colon != absl::string_view::npos && ParseTracker(rest.substr(0, colon), &spec.tracker)) {
+    rest = rest.substr(colon + 1);
+  }
+  const size_t count = rest.rfind(':');
+  if (count != absl::string_view::npos) {
+    if (!absl::SimpleAtoi(rest.substr(count + 1), &spec.issues) || spec.issues < 0) return bad();
+    rest = rest.substr(0, count);
+  }
+  const size_t slash = rest.rfind('/');
+  if (slash == absl::string_view::npos || slash == 0 || slash + 1 == rest.size() ||
+      absl::StrContains(rest, ':')) {
+    return bad();
+  }
+  if (spec.tracker != Tracker::kGitlab && rest.find('/') != slash) return bad();
+  spec.owner = std::string(rest.substr(0, slash));
+  spec.name = std::string(rest.substr(slash + 1));
+  return spec;
 }
 
 absl::StatusOr<Corpus> GenerateCorpus(const SimulatorOptions& options) {
@@ -162,7 +280,35 @@ absl::StatusOr<Corpus> GenerateCorpus(const SimulatorOptions& options) {
   Corpus corpus;
   corpus.next_issue_id = 100000001;
   corpus.next_comment_id = 500000001;
-  for (int r = 0; r < options.repos; ++r) GenerateRepo(options, r, corpus);
+  const std::vector<ProjectStyle>& styles = ProjectStyles();
+  if (options.repo_specs.empty()) {
+    for (int r = 0; r < options.repos; ++r) {
+      RepoPlan plan;
+      plan.index = r;
+      plan.style = &styles[r % styles.size()];
+      plan.owner = plan.style->owner;
+      plan.name = plan.style->name;
+      if (r >= static_cast<int>(styles.size())) {
+        absl::StrAppend(&plan.name, "-", r / styles.size() + 1);
+      }
+      plan.issues = options.issues_per_repo;
+      GenerateRepo(options, plan, corpus);
+    }
+  }
+  for (size_t r = 0; r < options.repo_specs.size(); ++r) {
+    const RepoSpec& spec = options.repo_specs[r];
+    RepoPlan plan;
+    plan.index = static_cast<int>(r);
+    plan.tracker = spec.tracker;
+    plan.owner = spec.owner;
+    plan.name = spec.name;
+    plan.issues = spec.issues < 0 ? options.issues_per_repo : spec.issues;
+    plan.style = &styles[r % styles.size()];
+    for (const ProjectStyle& style : styles) {  // a known project keeps its own style
+      if (absl::EqualsIgnoreCase(style.name, spec.name)) plan.style = &style;
+    }
+    GenerateRepo(options, plan, corpus);
+  }
   corpus.RebuildIndexes();
   if (options.plant_count > 0) {
     if (absl::Status s = PlantPhrase(corpus, options.plant_phrase, options.plant_count,

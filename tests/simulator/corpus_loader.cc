@@ -86,21 +86,40 @@ absl::Status ParseLine(const json& obj, const LineReader& r, Corpus& corpus,
   if (!obj.is_object()) return r.Error("(line)", "must be a JSON object");
   std::string full;
   LOADER_ASSIGN(full, r.String(obj, "repo", true));
-  std::vector<std::string> parts = absl::StrSplit(full, '/');
-  if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
+  std::string tracker_name;
+  LOADER_ASSIGN(tracker_name, r.String(obj, "tracker", false));
+  Tracker tracker = Tracker::kGithub;
+  if (!tracker_name.empty() && !ParseTracker(tracker_name, &tracker)) {
+    return r.Error("tracker", "must be github, gitlab or gitee");
+  }
+  const size_t slash = full.rfind('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == full.size() ||
+      (tracker != Tracker::kGitlab && full.find('/') != slash)) {
     return r.Error("repo", absl::StrCat("'", full, "' is not owner/name"));
   }
-  auto [it, inserted] = repo_index.emplace(full, corpus.repos.size());
+  auto [it, inserted] =
+      repo_index.emplace(absl::StrCat(TrackerName(tracker), ":", full), corpus.repos.size());
   if (inserted) {
     Repository repo;
-    repo.owner = parts[0];
-    repo.name = parts[1];
+    repo.tracker = tracker;
+    repo.owner = full.substr(0, slash);
+    repo.name = full.substr(slash + 1);
     repo.id = 10000000 + static_cast<int64_t>(corpus.repos.size());
     corpus.repos.push_back(std::move(repo));
   }
   Repository& repo = corpus.repos[it->second];
   Issue issue;
-  LOADER_ASSIGN(issue.number, r.Integer(obj, "number"));
+  if (auto num = obj.find("number"); tracker == Tracker::kGitee && num != obj.end() &&
+                                     num->is_string()) {
+    // A Gitee key ("I10001") is stored decoded; an integer n is stored as kGiteeKeyBase + n.
+    if (!ParseGiteeKey(num->get<std::string>(), &issue.number) ||
+        issue.number <= kGiteeKeyBase) {
+      return r.Error("number", "must be a Gitee key I + 5 or more base-36 digits");
+    }
+  } else {
+    LOADER_ASSIGN(issue.number, r.Integer(obj, "number"));
+    if (tracker == Tracker::kGitee) issue.number += kGiteeKeyBase;
+  }
   if (repo.issue_index.count(issue.number) > 0) {
     return r.Error("number", absl::StrCat(issue.number, " repeats an earlier issue of ", full));
   }
@@ -108,12 +127,21 @@ absl::Status ParseLine(const json& obj, const LineReader& r, Corpus& corpus,
   LOADER_ASSIGN(issue.body, r.String(obj, "body", false));
   std::string state;
   LOADER_ASSIGN(state, r.String(obj, "state", true));
-  if (state != "open" && state != "closed") return r.Error("state", "must be open or closed");
-  issue.open = state == "open";
-  LOADER_ASSIGN(issue.state_reason, r.String(obj, "state_reason", false));
-  if (!issue.state_reason.empty() && issue.state_reason != "completed" &&
-      issue.state_reason != "not_planned" && issue.state_reason != "reopened") {
-    return r.Error("state_reason", "must be null, completed, not_planned or reopened");
+  if (tracker == Tracker::kGitee) {
+    if (state != "open" && state != "closed" && state != "progressing" && state != "rejected") {
+      return r.Error("state", "must be open, progressing, closed or rejected");
+    }
+    issue.open = state == "open" || state == "progressing";
+    if (state == "progressing" || state == "rejected") issue.state_reason = state;
+  } else {
+    if (tracker == Tracker::kGitlab && state == "opened") state = "open";
+    if (state != "open" && state != "closed") return r.Error("state", "must be open or closed");
+    issue.open = state == "open";
+    LOADER_ASSIGN(issue.state_reason, r.String(obj, "state_reason", false));
+    if (!issue.state_reason.empty() && issue.state_reason != "completed" &&
+        issue.state_reason != "not_planned" && issue.state_reason != "reopened") {
+      return r.Error("state_reason", "must be null, completed, not_planned or reopened");
+    }
   }
   LOADER_ASSIGN(issue.labels, r.Strings(obj, "labels"));
   LOADER_ASSIGN(issue.user, r.String(obj, "user", true));
@@ -126,6 +154,9 @@ absl::Status ParseLine(const json& obj, const LineReader& r, Corpus& corpus,
   if (auto pr = obj.find("is_pull_request"); pr != obj.end() && !pr->is_null()) {
     if (!pr->is_boolean()) return r.Error("is_pull_request", "must be a boolean");
     issue.is_pull_request = pr->get<bool>();
+    if (issue.is_pull_request && tracker != Tracker::kGithub) {
+      return r.Error("is_pull_request", "only GitHub lists pull requests among issues");
+    }
   }
   if (auto locked = obj.find("locked"); locked != obj.end() && locked->is_boolean()) {
     issue.locked = locked->get<bool>();
@@ -156,6 +187,13 @@ absl::Status ParseLine(const json& obj, const LineReader& r, Corpus& corpus,
       LOADER_ASSIGN(c.updated_at, r.Time(cj, "updated_at", false, prefix));
       if (c.updated_at == 0) c.updated_at = c.created_at;
       if (c.updated_at < c.created_at) return r.Error(prefix + "updated_at", "is before created_at");
+      if (auto sys = cj.find("system"); sys != cj.end() && !sys->is_null()) {
+        if (!sys->is_boolean()) return r.Error(prefix + "system", "must be a boolean");
+        c.system = sys->get<bool>();
+        if (c.system && tracker != Tracker::kGitlab) {
+          return r.Error(prefix + "system", "system notes exist only on GitLab");
+        }
+      }
       corpus.next_comment_id = std::max(corpus.next_comment_id, c.id + 1);
       repo.comments.push_back(std::move(c));
     }

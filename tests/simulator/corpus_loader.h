@@ -4,6 +4,9 @@
 //    "closed_at":null,"is_pull_request":false,
 //    "comments":[{"id":1,"user":"…","body":"…","created_at":"…","updated_at":"…"}]}
 // Required: repo, number, title, state, user, created_at, updated_at. Blank lines are skipped.
+// Optional "tracker": github (default), gitlab (repo may be "group/sub/project"; state may be
+// "opened"; comments may carry "system": true) or gitee (number is n, stored as
+// kGiteeKeyBase + n, or a key "I10001"; state open, progressing, closed or rejected).
 // Repositories appear in order of first mention; issue ids are assigned in file order; comment
 // ids are taken from the file and must be unique. Pure functions; thread-compatible.
 #pragma once

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "tests/simulator/text_generator.h"
 
 namespace issuescope::sim {
@@ -21,13 +20,17 @@ class Mutator {
     Repository& repo = corpus_.repos[r];
     const auto& styles = ProjectStyles();
     const ProjectStyle& style = styles[r % styles.size()];
-    int64_t number = 0;
+    // Gitee numbers start above kGiteeKeyBase; deleted numbers are never reused.
+    int64_t number = repo.tracker == Tracker::kGitee ? kGiteeKeyBase : 0;
     for (const Issue& i : repo.issues) number = std::max(number, i.number);
+    for (int64_t d : repo.deleted_numbers) number = std::max(number, d);
     Issue issue;
     issue.id = corpus_.next_issue_id++;
     issue.number = number + 1;
-    issue.is_pull_request = rng_.Chance(0.15);
-    IssueText text = MakeIssueText(rng_, style, issue.is_pull_request, rng_.Chance(0.1));
+    const bool pr = rng_.Chance(0.15);
+    issue.is_pull_request = repo.tracker == Tracker::kGithub && pr;
+    const bool cjk = rng_.Chance(repo.tracker == Tracker::kGitee ? 0.8 : 0.1);
+    IssueText text = MakeIssueText(rng_, style, issue.is_pull_request, cjk);
     issue.title = std::move(text.title);
     issue.body = std::move(text.body);
     issue.user = rng_.Pick(Logins());
@@ -73,7 +76,19 @@ class Mutator {
     Issue& issue = repo->issues[pos];
     issue.open = false;
     issue.closed_at = now_;
-    issue.state_reason = issue.is_pull_request ? "" : "completed";
+    issue.state_reason = issue.is_pull_request || repo->tracker != Tracker::kGithub ? ""
+                                                                                   : "completed";
+    if (repo->tracker == Tracker::kGitlab) {  // GitLab records the close as a system note
+      Comment c;
+      c.id = corpus_.next_comment_id++;
+      c.issue_number = issue.number;
+      c.user = rng_.Pick(Logins());
+      c.body = "closed";
+      c.created_at = now_;
+      c.updated_at = now_;
+      c.system = true;
+      repo->AddComment(std::move(c));
+    }
     Touch(*repo, pos);
   }
 
@@ -92,6 +107,7 @@ class Mutator {
       const size_t first = rng_.Uniform(n);
       for (size_t j = 0; j < n; ++j) {
         const size_t pos = (first + j) % n;
+        // Gitee's "progressing" issues are open too and may be closed.
         if (!open_only || repo.issues[pos].open) {
           *repo_out = &repo;
           *pos_out = static_cast<uint32_t>(pos);
@@ -111,7 +127,7 @@ class Mutator {
   }
 
   void Record(const Repository& repo, int64_t number) {
-    IssueRef ref{repo.FullName(), number};
+    IssueRef ref{repo.FullName(), number, TrackerName(repo.tracker)};
     if (std::find(result_.changed_issues.begin(), result_.changed_issues.end(), ref) ==
         result_.changed_issues.end()) {
       result_.changed_issues.push_back(std::move(ref));
@@ -135,9 +151,7 @@ absl::StatusOr<MutationResult> ApplyMutation(Corpus& corpus, const MutationSpec&
   }
   std::vector<size_t> repos;
   if (!spec.repo.empty()) {
-    std::vector<std::string> parts = absl::StrSplit(spec.repo, '/');
-    const Repository* repo =
-        parts.size() == 2 ? corpus.FindRepo(parts[0], parts[1]) : nullptr;
+    const Repository* repo = corpus.FindRepoSpec(spec.repo);
     if (repo == nullptr) {
       return absl::NotFoundError(absl::StrCat("mutation repo '", spec.repo, "' not found"));
     }

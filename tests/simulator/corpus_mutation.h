@@ -21,14 +21,17 @@ struct MutationSpec {
   int edited_issues = 0;   // existing issues whose title and body change
   int new_comments = 0;    // comments added to existing issues
   int closed_issues = 0;   // open issues closed (fewer when not enough are open)
-  std::string repo;        // "owner/name" to confine changes to; "" spreads them over all
+  std::string repo;        // "[tracker:]owner/name" to confine changes to; "" spreads them over all
 };
 
 // IssueRef names one issue.
 struct IssueRef {
   std::string repo;  // "owner/name"
-  int64_t number = 0;
-  bool operator==(const IssueRef& o) const { return repo == o.repo && number == o.number; }
+  int64_t number = 0;  // GitHub number, GitLab iid, Gitee decoded key
+  std::string tracker = "github";
+  bool operator==(const IssueRef& o) const {
+    return repo == o.repo && number == o.number && tracker == o.tracker;
+  }
 };
 
 // MutationResult says exactly what changed.

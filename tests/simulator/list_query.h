@@ -25,7 +25,9 @@ std::vector<QueryParam> ParseQueryString(absl::string_view target);
 
 // ListQuery is a parsed list request.
 struct ListQuery {
-  enum class State { kOpen, kClosed, kAll };
+  // kProgressing and kRejected are Gitee's extra states; there kOpen and kClosed mean exactly
+  // "open" and "closed" (see Repository::StateName).
+  enum class State { kOpen, kClosed, kAll, kProgressing, kRejected };
   enum class Sort { kCreated, kUpdated, kComments };
   State state = State::kOpen;
   std::optional<int64_t> since;  // Unix seconds; only records with updated_at >= since

@@ -46,8 +46,13 @@ std::vector<uint32_t> SliceInOrder(const std::vector<uint32_t>& sorted, size_t l
 int64_t Offset(const ListQuery& q) { return (q.page - 1) * static_cast<int64_t>(q.per_page); }
 
 bool IssueMatches(const Issue& issue, const ListQuery& q) {
-  if (q.state == ListQuery::State::kOpen && !issue.open) return false;
-  if (q.state == ListQuery::State::kClosed && issue.open) return false;
+  // Only Gitee issues carry "progressing"/"rejected" in state_reason.
+  const bool progressing = issue.open && issue.state_reason == "progressing";
+  const bool rejected = !issue.open && issue.state_reason == "rejected";
+  if (q.state == ListQuery::State::kOpen && (!issue.open || progressing)) return false;
+  if (q.state == ListQuery::State::kClosed && (issue.open || rejected)) return false;
+  if (q.state == ListQuery::State::kProgressing && !progressing) return false;
+  if (q.state == ListQuery::State::kRejected && !rejected) return false;
   if (q.since && issue.updated_at < *q.since) return false;
   for (const std::string& l : q.labels) {
     if (std::find(issue.labels.begin(), issue.labels.end(), l) == issue.labels.end()) {
@@ -145,6 +150,29 @@ ListPage SelectIssueComments(const Repository& repo, const Issue& issue, const L
   page.total = static_cast<int64_t>(matched.size());
   page.positions = SliceInOrder(matched, 0, matched.size(), /*ascending=*/true, Offset(q),
                                 q.per_page, [](uint32_t) { return 0; });
+  return page;
+}
+
+ListPage SelectIssueCommentsOrdered(const Repository& repo, const Issue& issue,
+                                    const ListQuery& q) {
+  const bool by_updated = q.sort == ListQuery::Sort::kUpdated;
+  auto key = [&](uint32_t p) {
+    const Comment& c = repo.comments[p];
+    return std::make_pair(by_updated ? c.updated_at : c.created_at, c.id);
+  };
+  std::vector<uint32_t> matched;
+  for (uint32_t p : issue.comments) {
+    if (!q.since || repo.comments[p].updated_at >= *q.since) matched.push_back(p);
+  }
+  std::sort(matched.begin(), matched.end(), [&](uint32_t a, uint32_t b) {
+    return q.ascending ? key(a) < key(b) : key(b) < key(a);
+  });
+  ListPage page;
+  page.total = static_cast<int64_t>(matched.size());
+  const int64_t offset = Offset(q);
+  for (int64_t k = offset; k < page.total && k < offset + q.per_page; ++k) {
+    page.positions.push_back(matched[static_cast<size_t>(k)]);
+  }
   return page;
 }
 

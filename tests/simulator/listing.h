@@ -29,4 +29,9 @@ ListPage SelectRepoComments(const Repository& repo, const ListQuery& query);
 // SelectIssueComments pages GET /repos/{o}/{r}/issues/{n}/comments (oldest first).
 ListPage SelectIssueComments(const Repository& repo, const Issue& issue, const ListQuery& query);
 
+// SelectIssueCommentsOrdered pages one issue's comments (GitLab notes, Gitee comments) ordered by
+// (created_at or updated_at per query.sort, id), ascending or descending per query.ascending.
+ListPage SelectIssueCommentsOrdered(const Repository& repo, const Issue& issue,
+                                    const ListQuery& query);
+
 }  // namespace issuescope::sim

@@ -1,12 +1,18 @@
 #include "tests/simulator/rate_limiter.h"
 
+#include <algorithm>
+
 namespace issuescope::sim {
 
-constexpr int64_t kWindowSeconds = 3600;
+void RateLimiter::SetLimit(int64_t limit, int64_t window_seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  limit_ = limit;
+  window_ = window_seconds;
+}
 
 RateLimiter::Window& RateLimiter::Current(const std::string& token, int64_t now) {
   auto [it, inserted] = windows_.try_emplace(token, Window{now, 0});
-  if (!inserted && now >= it->second.start + kWindowSeconds) it->second = Window{now, 0};
+  if (!inserted && now >= it->second.start + window_) it->second = Window{now, 0};
   return it->second;
 }
 
@@ -14,8 +20,8 @@ RateLimiter::Budget RateLimiter::ToBudget(const Window& w) const {
   Budget b;
   b.limit = limit_;
   b.used = w.used;
-  b.remaining = limit_ - w.used;
-  b.reset = w.start + kWindowSeconds;
+  b.remaining = std::max<int64_t>(0, limit_ - w.used);
+  b.reset = w.start + window_;
   return b;
 }
 

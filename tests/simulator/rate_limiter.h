@@ -1,6 +1,8 @@
-// RateLimiter: GitHub's primary rate limit, per token. Each token (the Authorization header
-// value; requests without one share the "anonymous" budget) gets `limit` requests per window;
-// a window opens with the token's first request and lasts one hour of simulator time.
+// RateLimiter: a primary rate limit, per token. Each token key (the simulator derives it from
+// the tracker and the token; requests without one share their tracker's "anonymous" budget) gets
+// `limit` requests per window; a window opens with the token's first request and lasts
+// `window_seconds` of simulator time (default one hour). SetLimit changes both at run time;
+// requests already spent in the current windows stay spent.
 // Tokens are kept only in memory and never logged. Thread-safe.
 #pragma once
 
@@ -21,7 +23,11 @@ class RateLimiter {
     int64_t used = 0;
   };
 
-  explicit RateLimiter(int64_t limit) : limit_(limit) {}
+  explicit RateLimiter(int64_t limit, int64_t window_seconds = 3600)
+      : limit_(limit), window_(window_seconds) {}
+
+  // SetLimit sets the requests per window and the window length (seconds, >= 1).
+  void SetLimit(int64_t limit, int64_t window_seconds);
 
   // Peek returns the token's budget at `now` without spending any.
   Budget Peek(const std::string& token, int64_t now);
@@ -35,9 +41,10 @@ class RateLimiter {
     int64_t used = 0;
   };
   Window& Current(const std::string& token, int64_t now);  // requires mu_
-  Budget ToBudget(const Window& w) const;
+  Budget ToBudget(const Window& w) const;  // requires mu_
 
-  const int64_t limit_;
+  int64_t limit_;   // guarded by mu_
+  int64_t window_;  // guarded by mu_
   std::mutex mu_;
   std::unordered_map<std::string, Window> windows_;
 };

@@ -6,6 +6,11 @@
 #include <memory>
 #include <string>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
@@ -69,6 +74,37 @@ inline Reply Post(const TrackerSimulator& sim, const std::string& path, const st
   reply.json = nlohmann::json::parse(res->body, nullptr, false);
   if (reply.json.is_discarded()) reply.json = nullptr;
   return reply;
+}
+
+// RawGet sends a bare HTTP/1.1 GET over a socket and returns everything the server sent until it
+// closed the connection (headers exactly as sent, no decoding), or "" when it cannot connect.
+inline std::string RawGet(int port, const std::string& target) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    const std::string request = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" +
+                                std::to_string(port) + "\r\nConnection: close\r\n\r\n";
+    if (::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
+      char buf[65536];
+      ssize_t n = 0;
+      while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) out.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+// RawHeader returns the value of header `name` (exact case) in a RawGet answer, or "".
+inline std::string RawHeader(const std::string& raw, const std::string& name) {
+  const size_t at = raw.find("\r\n" + name + ": ");
+  if (at == std::string::npos) return "";
+  const size_t start = at + name.size() + 4;
+  return raw.substr(start, raw.find("\r\n", start) - start);
 }
 
 // ParseLinks maps rel -> URL for a GitHub Link header.

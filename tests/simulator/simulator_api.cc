@@ -1,61 +1,27 @@
-// The GitHub REST v3 API of TrackerSimulator: routing, rate limiting, ETag/304, Link, errors.
+// The API front of TrackerSimulator, common to the three dialects: picks the dialect by path,
+// identifies the token, enforces the per-token budget (each forge's headers and status when
+// spent), injects the configured faults, answers conditional requests with 304, and counts.
 #include <cstdio>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "httplib.h"
+#include "tests/simulator/api_dispatch.h"
 #include "tests/simulator/github_json.h"
 #include "tests/simulator/list_query.h"
-#include "tests/simulator/listing.h"
 #include "tests/simulator/tracker_simulator.h"
 
 namespace issuescope::sim {
 
-// ApiResponse is what Dispatch computed for a request.
-struct TrackerSimulator::ApiResponse {
-  int status = 200;
-  std::string body;
-  std::string link;  // Link header, or ""
-};
 
 namespace {
 
-constexpr char kDocs[] = "https://docs.github.com/rest";
+constexpr char kJson[] = "application/json; charset=utf-8";
 constexpr char kRateDocs[] =
     "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting";
-
-// Route is a parsed API path.
-struct Route {
-  std::string endpoint;  // repo, issues, comments, issue, issue_comments; "" = unknown path
-  std::string owner;
-  std::string name;
-  int64_t number = 0;
-};
-
-Route ParseRoute(absl::string_view path) {
-  std::vector<absl::string_view> parts = absl::StrSplit(path.substr(1), '/');
-  Route r;
-  if (parts.size() < 3 || parts[0] != "repos" || parts[1].empty() || parts[2].empty()) return r;
-  r.owner = std::string(parts[1]);
-  r.name = std::string(parts[2]);
-  if (parts.size() == 3) {
-    r.endpoint = "repo";
-  } else if (parts[3] != "issues") {
-    return r;
-  } else if (parts.size() == 4) {
-    r.endpoint = "issues";
-  } else if (parts.size() == 5 && parts[4] == "comments") {
-    r.endpoint = "comments";
-  } else if (absl::SimpleAtoi(parts[4], &r.number) && r.number > 0 &&
-             absl::ascii_isdigit(static_cast<unsigned char>(parts[4][0]))) {
-    if (parts.size() == 5) r.endpoint = "issue";
-    if (parts.size() == 6 && parts[5] == "comments") r.endpoint = "issue_comments";
-  }
-  return r;
-}
 
 std::string HttpDate(int64_t unix_seconds) {
   return absl::FormatTime("%a, %d %b %Y %H:%M:%S GMT", absl::FromUnixSeconds(unix_seconds),
@@ -85,97 +51,79 @@ bool ETagMatches(const std::string& header, const std::string& etag) {
   return false;
 }
 
-void SetRateHeaders(httplib::Response& res, const RateLimiter::Budget& b) {
-  res.set_header("X-RateLimit-Limit", std::to_string(b.limit));
-  res.set_header("X-RateLimit-Remaining", std::to_string(b.remaining));
-  res.set_header("X-RateLimit-Reset", std::to_string(b.reset));
-  res.set_header("X-RateLimit-Used", std::to_string(b.used));
-  res.set_header("X-RateLimit-Resource", "core");
+// StripScheme removes a "token " / "Bearer " prefix (case-insensitive).
+std::string StripScheme(absl::string_view v) {
+  for (absl::string_view scheme : {"token ", "bearer "}) {
+    if (v.size() > scheme.size() && absl::EqualsIgnoreCase(v.substr(0, scheme.size()), scheme)) {
+      return std::string(absl::StripAsciiWhitespace(v.substr(scheme.size())));
+    }
+  }
+  return std::string(absl::StripAsciiWhitespace(v));
 }
 
-std::string NotFoundBody() { return Dump(ErrorJson("Not Found", kDocs)); }
-
-std::string ValidationBody(const ValidationError& e) {
-  Json err;
-  err["resource"] = "Issue";
-  err["field"] = e.field;
-  err["code"] = "invalid";
-  err["value"] = e.value;
-  Json j;
-  j["message"] = "Validation Failed";
-  j["errors"] = Json::array({err});
-  j["documentation_url"] = kDocs;
-  return Dump(j);
+// TokenOf extracts the token each forge authenticates with.
+std::string TokenOf(Tracker tracker, const httplib::Request& req) {
+  if (tracker == Tracker::kGitlab && req.has_header("PRIVATE-TOKEN")) {
+    return std::string(absl::StripAsciiWhitespace(req.get_header_value("PRIVATE-TOKEN")));
+  }
+  if (tracker == Tracker::kGitee) {
+    for (const QueryParam& p : ParseQueryString(req.target)) {
+      if (p.key == "access_token" && !p.value.empty()) return p.value;
+    }
+  }
+  return req.has_header("Authorization") ? StripScheme(req.get_header_value("Authorization"))
+                                         : "";
 }
 
-template <typename Render>
-std::string RenderArray(const std::vector<uint32_t>& positions, Render render) {
-  Json arr = Json::array();
-  for (uint32_t p : positions) arr.push_back(render(p));
-  return Dump(arr);
+void SetRateHeaders(Tracker tracker, httplib::Response& res, const RateLimiter::Budget& b) {
+  if (tracker == Tracker::kGithub) {
+    res.set_header("X-RateLimit-Limit", std::to_string(b.limit));
+    res.set_header("X-RateLimit-Remaining", std::to_string(b.remaining));
+    res.set_header("X-RateLimit-Reset", std::to_string(b.reset));
+    res.set_header("X-RateLimit-Used", std::to_string(b.used));
+    res.set_header("X-RateLimit-Resource", "core");
+  } else if (tracker == Tracker::kGitlab) {
+    res.set_header("RateLimit-Limit", std::to_string(b.limit));
+    res.set_header("RateLimit-Observed", std::to_string(b.used));
+    res.set_header("RateLimit-Remaining", std::to_string(b.remaining));
+    res.set_header("RateLimit-Reset", std::to_string(b.reset));
+    res.set_header("RateLimit-ResetTime", HttpDate(b.reset));
+  }
+  // Gitee sends no rate-limit headers.
 }
 
 }  // namespace
 
-TrackerSimulator::ApiResponse TrackerSimulator::Dispatch(const httplib::Request& req,
-                                                         const std::string& base,
-                                                         std::string* endpoint,
-                                                         std::string* repo_name) const {
-  ApiResponse out;
-  const Route route = ParseRoute(req.path);
-  *endpoint = route.endpoint;
-  const Repository* repo =
-      route.endpoint.empty() ? nullptr : corpus_.FindRepo(route.owner, route.name);
-  if (repo == nullptr || req.method != "GET") {
-    return ApiResponse{404, NotFoundBody(), ""};
-  }
-  *repo_name = repo->FullName();
-  if (route.endpoint == "repo") return ApiResponse{200, Dump(RepositoryJson(*repo, base)), ""};
-
-  const Issue* issue = nullptr;
-  if (route.endpoint == "issue" || route.endpoint == "issue_comments") {
-    issue = repo->FindIssue(route.number);
-    if (issue == nullptr) return ApiResponse{404, NotFoundBody(), ""};
-    if (route.endpoint == "issue") return ApiResponse{200, Dump(IssueJson(*repo, *issue, base)), ""};
-  }
-  const std::vector<QueryParam> params = ParseQueryString(req.target);
-  const ListKind kind = route.endpoint == "issues"     ? ListKind::kIssues
-                        : route.endpoint == "comments" ? ListKind::kRepoComments
-                                                       : ListKind::kIssueComments;
-  ListQuery query;
-  if (std::optional<ValidationError> bad = ParseListQuery(params, kind, &query)) {
-    return ApiResponse{422, ValidationBody(*bad), ""};
-  }
-  ListPage page;
-  if (kind == ListKind::kIssues) {
-    page = SelectIssues(*repo, query);
-    out.body = RenderArray(page.positions,
-                           [&](uint32_t p) { return IssueJson(*repo, repo->issues[p], base); });
-  } else {
-    page = kind == ListKind::kRepoComments ? SelectRepoComments(*repo, query)
-                                           : SelectIssueComments(*repo, *issue, query);
-    out.body = RenderArray(
-        page.positions, [&](uint32_t p) { return CommentJson(*repo, repo->comments[p], base); });
-  }
-  const std::string path_only = req.target.substr(0, req.target.find('?'));
-  out.link = BuildLinkHeader(base + path_only, params, query.page, query.per_page, page.total);
-  return out;
+std::string TokenLabel(Tracker tracker, absl::string_view token) {
+  if (token.empty()) return absl::StrCat(TrackerName(tracker), ":anonymous");
+  char buf[12];
+  snprintf(buf, sizeof(buf), "%08llx",
+           static_cast<unsigned long long>(StableHash(token, 77) & 0xFFFFFFFFULL));
+  return absl::StrCat(TrackerName(tracker), ":token-", buf);
 }
 
 void TrackerSimulator::HandleApi(const httplib::Request& req, httplib::Response& res) {
+  const FaultConfig faults = Faults();
+  if (faults.latency_ms > 0) clock_->SleepFor(absl::Milliseconds(faults.latency_ms));
   const int64_t now = SimNow();
+  Served served;
+  served.tracker = absl::StartsWith(req.path, "/api/v4/")   ? Tracker::kGitlab
+                   : absl::StartsWith(req.path, "/api/v5/") ? Tracker::kGitee
+                                                            : Tracker::kGithub;
+  const Tracker tracker = served.tracker;
+  const std::string token = TokenOf(tracker, req);
+  const std::string token_key = absl::StrCat(TrackerName(tracker), ":", token);
+  served.token_label = TokenLabel(tracker, token);
   res.set_header("Date", HttpDate(now));
-  res.set_header("X-GitHub-Media-Type", "github.v3; format=json");
-  // Budgets are keyed by the Authorization value; "" is the shared anonymous budget.
-  const std::string token =
-      req.has_header("Authorization") ? "t:" + req.get_header_value("Authorization") : "";
+  if (tracker == Tracker::kGithub) res.set_header("X-GitHub-Media-Type", "github.v3; format=json");
   const std::string host = req.get_header_value("Host");
   const std::string base = host.empty() ? base_url() : "http://" + host;
 
-  RateLimiter::Budget budget = limiter_.Peek(token, now);
-  if (req.path == "/rate_limit" && req.method == "GET") {
+  RateLimiter::Budget budget = limiter_.Peek(token_key, now);
+  served.too_early = TooEarly(token_key, now);
+  if (tracker == Tracker::kGithub && req.path == "/rate_limit" && req.method == "GET") {
     // As on GitHub, asking for the rate limit status does not spend budget.
-    Count("rate_limit", "", false, false);
+    served.endpoint = "rate_limit";
     Json core;
     core["limit"] = budget.limit;
     core["used"] = budget.used;
@@ -184,53 +132,138 @@ void TrackerSimulator::HandleApi(const httplib::Request& req, httplib::Response&
     Json body;
     body["resources"]["core"] = core;
     body["rate"] = core;
-    SetRateHeaders(res, budget);
+    SetRateHeaders(tracker, res, budget);
     res.status = 200;
-    res.set_content(Dump(body), "application/json; charset=utf-8");
-    return;
+    res.set_content(Dump(body), kJson);
+    return Count(served);
   }
-  std::string endpoint;
-  std::string repo_name;
+  ApiRequest api{req.method, req.target, base, faults.deep_page_limit};
   ApiResponse response;
-  if (budget.remaining > 0) {
+  {
     std::shared_lock<std::shared_mutex> lock(corpus_mu_);
-    response = Dispatch(req, base, &endpoint, &repo_name);
-  } else {
-    std::shared_lock<std::shared_mutex> lock(corpus_mu_);
-    const Route route = ParseRoute(req.path);
-    endpoint = route.endpoint;
-    const Repository* repo =
-        route.endpoint.empty() ? nullptr : corpus_.FindRepo(route.owner, route.name);
-    if (repo != nullptr) repo_name = repo->FullName();
+    response = tracker == Tracker::kGitlab ? DispatchGitlab(corpus_, api)
+               : tracker == Tracker::kGitee ? DispatchGitee(corpus_, api)
+                                            : DispatchGithub(corpus_, api);
   }
+  served.endpoint = response.endpoint;
+  served.repo = response.repo;
+  served.deep_page = response.deep_page;
+
   auto rate_limited = [&] {
-    Count(endpoint, repo_name, false, true);
-    SetRateHeaders(res, budget);
-    res.status = 403;
-    res.set_content(Dump(ErrorJson("API rate limit exceeded for user ID 1.", kRateDocs)),
-                    "application/json; charset=utf-8");
+    served.rate_limited = true;
+    served.over_budget = true;
+    SetRateHeaders(tracker, res, budget);
+    const int64_t wait = std::max<int64_t>(0, budget.reset - now);
+    if (tracker == Tracker::kGithub) {
+      res.status = 403;
+      res.set_content(Dump(ErrorJson("API rate limit exceeded for user ID 1.", kRateDocs)), kJson);
+    } else if (tracker == Tracker::kGitlab) {
+      res.status = 429;
+      res.set_header("Retry-After", std::to_string(wait));
+      res.set_content("Retry later\n", "text/plain");
+    } else {
+      res.status = 403;
+      res.set_header("Retry-After", std::to_string(wait));
+      res.set_content(Dump(Json{{"message", "Rate Limit Exceeded"}}), kJson);
+    }
+    served.status = res.status;
+    Count(served);
   };
   if (budget.remaining <= 0) return rate_limited();
 
+  // Injected failures that the forge answers before serving: they cost no budget.
+  const std::string identity = absl::StrCat(token_key, " ", req.method, " ", req.target);
+  const int64_t attempt = dice_.Roll(identity);
+  auto draw = [&](FaultKind kind) { return FaultDice::Draw(faults.seed, kind, identity, attempt); };
+  if (draw(FaultKind::kSecondaryLimit) < faults.secondary_limit_rate) {
+    served.secondary = true;
+    res.status = tracker == Tracker::kGitlab ? 429 : faults.secondary_limit_status;
+    SetRateHeaders(tracker, res, budget);
+    if (draw(FaultKind::kRetryAfter) < faults.with_retry_after) {
+      res.set_header("Retry-After", std::to_string(faults.retry_after_s));
+      RecordRetryAfter(token_key, now + faults.retry_after_s);
+    }
+    if (tracker == Tracker::kGithub) {
+      res.set_content(
+          Dump(ErrorJson("You have exceeded a secondary rate limit. Please wait a few minutes "
+                         "before you try again.",
+                         "https://docs.github.com/rest/overview/"
+                         "rate-limits-for-the-rest-api#about-secondary-rate-limits")),
+          kJson);
+    } else if (tracker == Tracker::kGitlab) {
+      res.set_content("Retry later\n", "text/plain");
+    } else {
+      res.set_content(Dump(Json{{"message", "Rate Limit Exceeded"}}), kJson);
+    }
+    served.status = res.status;
+    return Count(served);
+  }
+  const double error_draw = draw(FaultKind::kError);
+  if (error_draw < faults.error_rate) {
+    served.server_error = true;
+    const int statuses[] = {500, 502, 503};
+    res.status = statuses[static_cast<int>(error_draw / faults.error_rate * 3) % 3];
+    if (res.status == 500) {
+      res.set_content(Dump(Json{{"message", tracker == Tracker::kGitlab
+                                                 ? "500 Internal Server Error"
+                                                 : "Server Error"}}),
+                      kJson);
+    } else {
+      res.set_content(absl::StrCat("<html><body><h1>", res.status,
+                                   res.status == 502 ? " Bad Gateway" : " Service Unavailable",
+                                   "</h1></body></html>\n"),
+                      "text/html");
+    }
+    served.status = res.status;
+    return Count(served);
+  }
+
+  // Conditional requests: GitHub answers 304 free of budget; GitLab counts them.
   std::string etag;
-  if (response.status == 200) {
+  if (response.status == 200 && tracker != Tracker::kGitee) {
     etag = ETagOf(response.body);
     const std::string inm = req.get_header_value("If-None-Match");
     if (!inm.empty() && ETagMatches(inm, etag)) {
-      Count(endpoint, repo_name, true, false);
-      SetRateHeaders(res, budget);
+      if (tracker == Tracker::kGitlab && !limiter_.TryConsume(token_key, now, &budget)) {
+        return rate_limited();
+      }
+      served.not_modified = true;
+      SetRateHeaders(tracker, res, budget);
       res.set_header("ETag", etag);
       res.status = 304;
-      return;
+      served.status = 304;
+      return Count(served);
     }
   }
-  if (!limiter_.TryConsume(token, now, &budget)) return rate_limited();
-  Count(endpoint, repo_name, false, false);
-  SetRateHeaders(res, budget);
+  if (!limiter_.TryConsume(token_key, now, &budget)) return rate_limited();
+  SetRateHeaders(tracker, res, budget);
   if (!etag.empty()) res.set_header("ETag", etag);
-  if (!response.link.empty()) res.set_header("Link", response.link);
+  for (const auto& [name, value] : response.headers) res.set_header(name, value);
   res.status = response.status;
-  res.set_content(response.body, "application/json; charset=utf-8");
+  served.status = response.status;
+  if (response.status == 200 && draw(FaultKind::kSlow) < faults.slow_rate && faults.slow_ms > 0) {
+    served.slow = true;
+    clock_->SleepFor(absl::Milliseconds(faults.slow_ms));
+  }
+  if (response.status == 200 && draw(FaultKind::kTruncated) < faults.truncated_rate) {
+    // Announce the full length, send about half, then cut the connection.
+    served.truncated = true;
+    auto body = std::make_shared<std::string>(std::move(response.body));
+    res.set_content_provider(
+        body->size(), response.content_type,
+        [body](size_t offset, size_t, httplib::DataSink& sink) {
+          const size_t half = body->size() / 2;
+          if (offset < half) sink.write(body->data() + offset, half - offset);
+          return false;
+        });
+    return Count(served);
+  }
+  if (response.status == 200 && draw(FaultKind::kInvalidJson) < faults.invalid_json_rate) {
+    served.invalid_json = true;
+    response.body = response.body.substr(0, response.body.size() / 2) + "<<<not json>>>";
+  }
+  res.set_content(response.body, response.content_type);
+  Count(served);
 }
 
 }  // namespace issuescope::sim

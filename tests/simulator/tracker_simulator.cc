@@ -1,5 +1,6 @@
-// TrackerSimulator lifecycle, stats and the /_sim/ admin API. The GitHub API itself is in
-// simulator_api.cc.
+// TrackerSimulator lifecycle, stats, faults and corpus actions. The API front is in
+// simulator_api.cc, the dialects in github_api.cc, gitlab_api.cc and gitee_api.cc, the /_sim/
+// admin API in simulator_admin.cc.
 #include "tests/simulator/tracker_simulator.h"
 
 #include <chrono>
@@ -31,6 +32,8 @@ absl::StatusOr<std::unique_ptr<TrackerSimulator>> TrackerSimulator::Start(
   }
   std::unique_ptr<TrackerSimulator> sim(
       new TrackerSimulator(std::move(options), std::move(corpus)));
+  RETURN_IF_ERROR(sim->SetFaults(sim->options_.faults));
+  RETURN_IF_ERROR(sim->ApplyActions(sim->options_.actions));
   RETURN_IF_ERROR(sim->Listen());
   return sim;
 }
@@ -91,6 +94,15 @@ std::string TrackerSimulator::base_url() const {
   return absl::StrCat("http://", options_.listen_host, ":", port_);
 }
 
+std::string TrackerSimulator::api_url(Tracker tracker) const {
+  switch (tracker) {
+    case Tracker::kGitlab: return base_url() + "/api/v4";
+    case Tracker::kGitee: return base_url() + "/api/v5";
+    case Tracker::kGithub: break;
+  }
+  return base_url();
+}
+
 void TrackerSimulator::Stop() {
   std::lock_guard<std::mutex> lock(stop_mu_);
   if (server_ != nullptr) server_->stop();
@@ -128,120 +140,87 @@ void TrackerSimulator::Counts(int64_t* repos, int64_t* issues, int64_t* comments
   *comments = corpus_.CommentCount();
 }
 
-void TrackerSimulator::Count(const std::string& endpoint, const std::string& repo,
-                             bool not_modified, bool rate_limited) {
+void TrackerSimulator::Count(const Served& s) {
   std::lock_guard<std::mutex> lock(stats_mu_);
   ++stats_.requests;
-  if (not_modified) ++stats_.not_modified;
-  if (rate_limited) ++stats_.rate_limited;
-  if (!endpoint.empty()) ++stats_.by_endpoint[endpoint];
-  if (!repo.empty()) ++stats_.by_repo[repo];
+  stats_.not_modified += s.not_modified ? 1 : 0;
+  stats_.rate_limited += s.rate_limited ? 1 : 0;
+  stats_.over_budget += s.over_budget ? 1 : 0;
+  stats_.retry_after_violations += s.too_early ? 1 : 0;
+  stats_.secondary_limited += s.secondary ? 1 : 0;
+  stats_.server_errors += s.server_error ? 1 : 0;
+  stats_.truncated += s.truncated ? 1 : 0;
+  stats_.invalid_json += s.invalid_json ? 1 : 0;
+  stats_.slow += s.slow ? 1 : 0;
+  stats_.moved += s.status == 301 ? 1 : 0;
+  stats_.gone += s.status == 410 ? 1 : 0;
+  stats_.deep_page_rejected += s.deep_page && s.status == 422 ? 1 : 0;
+  if (!s.endpoint.empty() && s.endpoint != "redirect") ++stats_.by_endpoint[s.endpoint];
+  if (!s.repo.empty()) ++stats_.by_repo[s.repo];
+  ++stats_.by_tracker[TrackerName(s.tracker)];
+  TokenStats& t = stats_.by_token[s.token_label];
+  ++t.requests;
+  t.over_budget += s.over_budget ? 1 : 0;
+  t.retry_after_violations += s.too_early ? 1 : 0;
 }
 
-namespace {
-
-void SendJson(httplib::Response& res, int status, const Json& body) {
-  res.status = status;
-  res.set_content(Dump(body), "application/json; charset=utf-8");
+void TrackerSimulator::RecordRetryAfter(const std::string& token_key, int64_t until) {
+  std::lock_guard<std::mutex> lock(faults_mu_);
+  int64_t& u = retry_until_[token_key];
+  u = std::max(u, until);
 }
 
-// ParseMutationSpec reads the JSON body of POST /_sim/mutate.
-absl::StatusOr<MutationSpec> ParseMutationSpec(const std::string& body) {
-  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return absl::InvalidArgumentError("mutate body must be a JSON object");
-  }
-  MutationSpec spec;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& key = it.key();
-    if (key == "repo") {
-      if (!it->is_string()) return absl::InvalidArgumentError("mutate field 'repo' must be a string");
-      spec.repo = it->get<std::string>();
-      continue;
-    }
-    if (!it->is_number_integer()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mutate field '", key, "' must be an integer"));
-    }
-    const int64_t v = it->get<int64_t>();
-    if (key == "seed") {
-      spec.seed = static_cast<uint64_t>(v);
-      continue;
-    }
-    if (v < 0 || v > 1000000) {
-      return absl::InvalidArgumentError(absl::StrCat("mutate field '", key, "' must be in 0..1000000"));
-    }
-    const int n = static_cast<int>(v);
-    if (key == "new_issues") {
-      spec.new_issues = n;
-    } else if (key == "edited_issues") {
-      spec.edited_issues = n;
-    } else if (key == "new_comments") {
-      spec.new_comments = n;
-    } else if (key == "closed_issues") {
-      spec.closed_issues = n;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("mutate field '", key, "' is unknown"));
-    }
-  }
-  return spec;
+bool TrackerSimulator::TooEarly(const std::string& token_key, int64_t now) {
+  std::lock_guard<std::mutex> lock(faults_mu_);
+  auto it = retry_until_.find(token_key);
+  return it != retry_until_.end() && now < it->second;
 }
 
-}  // namespace
+FaultConfig TrackerSimulator::Faults() const {
+  std::lock_guard<std::mutex> lock(faults_mu_);
+  return faults_;
+}
 
-void TrackerSimulator::HandleAdmin(const httplib::Request& req, httplib::Response& res) {
-  const std::string& path = req.path;
-  if (req.method == "GET" && path == "/_sim/stats") {
-    SimStats s = Stats();
-    Json j;
-    j["requests"] = s.requests;
-    j["not_modified"] = s.not_modified;
-    j["rate_limited"] = s.rate_limited;
-    j["by_repo"] = Json::object();
-    for (const auto& [k, v] : s.by_repo) j["by_repo"][k] = v;
-    j["by_endpoint"] = Json::object();
-    for (const char* e : {"issues", "comments", "issue", "issue_comments", "repo", "rate_limit"}) {
-      auto it = s.by_endpoint.find(e);
-      j["by_endpoint"][e] = it == s.by_endpoint.end() ? 0 : it->second;
-    }
-    return SendJson(res, 200, j);
+absl::Status TrackerSimulator::SetFaults(const FaultConfig& faults) {
+  RETURN_IF_ERROR(ValidateFaultConfig(faults));
+  std::lock_guard<std::mutex> lock(faults_mu_);
+  faults_ = faults;
+  limiter_.SetLimit(faults.budget > 0 ? faults.budget : options_.rate_limit,
+                    faults.budget_window_s);
+  return absl::OkStatus();
+}
+
+absl::Status TrackerSimulator::ApplyActions(const FaultActions& actions) {
+  std::unique_lock<std::shared_mutex> lock(corpus_mu_);
+  for (const FaultActions::Transfer& t : actions.transfers) {
+    RETURN_IF_ERROR(corpus_.Transfer(t.from, t.to));
   }
-  if (req.method == "POST" && path == "/_sim/stats/reset") {
-    ResetStats();
-    return SendJson(res, 200, Json::object());
-  }
-  if (req.method == "GET" && path == "/_sim/corpus") {
-    Json arr = Json::array();
-    for (const CorpusEntry& e : Corpus()) {
-      Json j;
-      j["repo"] = e.repo;
-      j["number"] = e.number;
-      j["updated_at"] = e.updated_at;
-      j["is_pull_request"] = e.is_pull_request;
-      j["comments"] = e.comments;
-      j["planted"] = e.planted;
-      j["title"] = e.title;
-      arr.push_back(std::move(j));
+  for (const FaultActions::Deletion& d : actions.deletions) {
+    Repository* repo = corpus_.FindRepoSpec(d.repo);
+    if (repo == nullptr) {
+      return absl::NotFoundError(absl::StrCat("delete: repository '", d.repo, "' not found"));
     }
-    return SendJson(res, 200, arr);
-  }
-  if (req.method == "POST" && path == "/_sim/mutate") {
-    absl::StatusOr<MutationSpec> spec = ParseMutationSpec(req.body);
-    if (!spec.ok()) return SendJson(res, 400, Json{{"message", spec.status().message()}});
-    absl::StatusOr<MutationResult> result = Mutate(*spec);
-    if (!result.ok()) {
-      const int status = absl::IsNotFound(result.status()) ? 404 : 400;
-      return SendJson(res, status, Json{{"message", result.status().message()}});
+    std::vector<int64_t> numbers = d.numbers;
+    for (const std::string& key : d.keys) {
+      int64_t n = 0;
+      if (!ParseGiteeKey(key, &n)) {
+        return absl::InvalidArgumentError(absl::StrCat("delete: '", key, "' is not a Gitee key"));
+      }
+      numbers.push_back(n);
     }
-    Json j;
-    j["changed_issues"] = Json::array();
-    for (const IssueRef& r : result->changed_issues) {
-      j["changed_issues"].push_back(Json{{"repo", r.repo}, {"number", r.number}});
+    for (int64_t n : numbers) {
+      if (!repo->DeleteIssue(n)) {
+        return absl::NotFoundError(
+            absl::StrCat("delete: ", d.repo, " has no issue ", n));
+      }
     }
-    j["new_comment_ids"] = result->new_comment_ids;
-    return SendJson(res, 200, j);
   }
-  SendJson(res, 404, ErrorJson("Not Found", "https://docs.github.com/rest"));
+  return absl::OkStatus();
+}
+
+std::vector<DeletedEntry> TrackerSimulator::Deleted() const {
+  std::shared_lock<std::shared_mutex> lock(corpus_mu_);
+  return corpus_.Deleted();
 }
 
 }  // namespace issuescope::sim

@@ -1,0 +1,99 @@
+#include "common/index_layout.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "common/index_schema.h"
+
+namespace issuescope::index {
+
+uint32_t ShardOf(absl::string_view repo_slug, uint32_t shard_count) {
+  if (shard_count <= 1) return 0;
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64
+  for (unsigned char ch : repo_slug) {
+    hash ^= ch;
+    hash *= 0x100000001b3ULL;
+  }
+  return static_cast<uint32_t>(hash % shard_count);
+}
+
+std::string ShardDirName(uint32_t shard) { return absl::StrFormat("shard-%03u", shard); }
+
+std::string StubPath(absl::string_view index_dir) {
+  return absl::StrCat(index_dir, "/", kStubFileName);
+}
+
+absl::Status WriteStubFile(absl::string_view index_dir, uint32_t shard_count) {
+  if (shard_count == 0) return absl::InvalidArgumentError("a sharded index needs shards");
+  const std::string path = StubPath(index_dir);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", tmp));
+    for (uint32_t i = 0; i < shard_count; ++i) out << "auto " << ShardDirName(i) << "\n";
+    out.flush();
+    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", tmp));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("cannot rename ", tmp, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+Xapian::Database OpenIndexForReading(const std::string& index_dir) {
+  const std::string stub = StubPath(index_dir);
+  std::error_code ec;
+  if (std::filesystem::exists(stub, ec)) return Xapian::Database(stub);
+  return Xapian::Database(index_dir);
+}
+
+std::vector<std::string> ShardPaths(const std::string& index_dir) {
+  const std::string stub = StubPath(index_dir);
+  std::ifstream in(stub);
+  if (!in) return {index_dir};
+  std::vector<std::string> paths;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("auto ", 0) != 0) continue;
+    std::string rel = line.substr(5);
+    paths.push_back(!rel.empty() && rel[0] == '/' ? rel : absl::StrCat(index_dir, "/", rel));
+  }
+  return paths;
+}
+
+std::map<std::string, uint64_t> ReadFeedPositions(const std::string& index_dir) {
+  const std::vector<std::string> shards = ShardPaths(index_dir);
+  std::vector<std::map<std::string, uint64_t>> per_shard;
+  std::set<std::string> stores;
+  for (const std::string& path : shards) {
+    Xapian::Database db(path);
+    std::map<std::string, uint64_t>& positions = per_shard.emplace_back();
+    for (auto it = db.metadata_keys_begin(kFeedMetadataPrefix);
+         it != db.metadata_keys_end(kFeedMetadataPrefix); ++it) {
+      const std::string key = *it;
+      uint64_t seq = 0;
+      if (!absl::SimpleAtoi(db.get_metadata(key), &seq)) continue;
+      const std::string store = key.substr(std::string(kFeedMetadataPrefix).size());
+      positions[store] = seq;
+      stores.insert(store);
+    }
+  }
+  std::map<std::string, uint64_t> result;
+  for (const std::string& store : stores) {
+    uint64_t min_seq = UINT64_MAX;
+    for (const auto& positions : per_shard) {
+      auto it = positions.find(store);
+      min_seq = std::min(min_seq, it == positions.end() ? uint64_t{0} : it->second);
+    }
+    result[store] = min_seq;
+  }
+  return result;
+}
+
+}  // namespace issuescope::index

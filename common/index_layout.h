@@ -1,0 +1,57 @@
+// How an index directory is laid out on disk, shared by the indexer (writers), the bulk indexer
+// and the search service (readers).
+//
+// An index directory is either
+//  - one Xapian database (the directory itself; an unsharded index), or
+//  - a sharded index: Xapian databases `shard-000`, `shard-001`, … and a Xapian stub file
+//    `issuescope.stub` listing them (one `auto shard-NNN` line each; `remote` lines name shards
+//    served by xapian-tcpsrv). Every shard has exactly one writer; a repository's issues always
+//    live in shard ShardOf(repo_slug, shard_count), so replace_document by unique term stays
+//    idempotent. Readers open the stub and see all shards as one database.
+// Free functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "xapian.h"
+
+namespace issuescope::index {
+
+// Name of the stub file of a sharded index, inside the index directory.
+inline constexpr char kStubFileName[] = "issuescope.stub";
+
+// ShardOf maps a repository slug ("github:owner/name") to a shard in [0, shard_count): FNV-1a
+// of the slug, so the mapping is stable across processes, machines and releases.
+uint32_t ShardOf(absl::string_view repo_slug, uint32_t shard_count);
+
+// ShardDirName is "shard-NNN" (at least three digits).
+std::string ShardDirName(uint32_t shard);
+
+// StubPath is `<index_dir>/issuescope.stub`.
+std::string StubPath(absl::string_view index_dir);
+
+// WriteStubFile atomically (write to a temporary file, then rename) writes the stub of a
+// sharded index with `shard_count` local shards.
+absl::Status WriteStubFile(absl::string_view index_dir, uint32_t shard_count);
+
+// OpenIndexForReading opens an index directory for searching: the stub when the directory has
+// one, else the directory as one database. Throws what Xapian throws (DatabaseOpeningError
+// while the index does not exist yet); callers convert at their edge.
+Xapian::Database OpenIndexForReading(const std::string& index_dir);
+
+// ShardPaths lists the local database directories of an index: every `auto` line of the stub
+// (resolved against the index directory), or the directory itself when it has no stub.
+std::vector<std::string> ShardPaths(const std::string& index_dir);
+
+// ReadFeedPositions returns, per crawler store id, the change-feed position every shard has
+// consumed: the minimum over the shards of their "feed:<store_id>" metadata (a shard without
+// the key counts as 0). Throws what Xapian throws.
+std::map<std::string, uint64_t> ReadFeedPositions(const std::string& index_dir);
+
+}  // namespace issuescope::index

@@ -1,0 +1,178 @@
+// CoordinatorCore: membership (RegisterWorker, Heartbeat, DrainWorker, removal of drained
+// workers) and the assignment of repositories to workers.
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "common/time_util.h"
+#include "coordinator/assignment.h"
+#include "coordinator/coordinator_core.h"
+#include "coordinator/request_validation.h"
+
+namespace issuescope::coordinator {
+
+absl::StatusOr<v1::RegisterWorkerResponse> CoordinatorCore::RegisterWorker(
+    const v1::RegisterWorkerRequest& req) {
+  RETURN_IF_ERROR(coordinator::ValidateWorkerId(req.worker_id()));
+  RETURN_IF_ERROR(coordinator::ValidateStoreAddress(req.store_address()));
+  if (req.capacity() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("capacity is negative (", req.capacity(), ")"));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Time now = clock_->Now();
+  RETURN_IF_ERROR(ExpireLocked(now));
+  WorkerRecord record;
+  record.set_worker_id(req.worker_id());
+  record.set_store_address(req.store_address());
+  record.set_store_id(req.store_id());
+  record.set_capacity(std::max(1, req.capacity()));
+  *record.mutable_registered_at() = ToProto(now);
+  // A registering worker starts afresh: leases it held before (e.g. before it restarted) end,
+  // so their repositories can be granted again at once.
+  StateBatch batch;
+  batch.PutWorker(record);
+  std::vector<std::pair<std::string, RepoRecord>> ended;
+  for (const auto& [slug, rec] : repos_) {
+    if (rec.lease_worker() != req.worker_id()) continue;
+    RepoRecord copy = rec;
+    EndLeaseLocked(&copy);
+    batch.PutRepo(slug, copy);
+    ended.emplace_back(slug, std::move(copy));
+  }
+  RETURN_IF_ERROR(state_->Commit(batch));
+  for (auto& [slug, rec] : ended) repos_[slug] = std::move(rec);
+  WorkerEntry& entry = workers_[req.worker_id()];
+  entry.record = std::move(record);
+  entry.last_seen = now;
+  assignment_dirty_ = true;
+  spdlog::info("worker {} registered (store {} at {}, capacity {})", req.worker_id(),
+               req.store_id(), req.store_address(), entry.record.capacity());
+  v1::RegisterWorkerResponse resp;
+  resp.set_heartbeat_interval_ms(absl::ToInt64Milliseconds(options_.heartbeat_interval));
+  resp.set_lease_ttl_ms(absl::ToInt64Milliseconds(options_.lease_ttl));
+  return resp;
+}
+
+absl::StatusOr<v1::HeartbeatResponse> CoordinatorCore::Heartbeat(const v1::HeartbeatRequest& req) {
+  RETURN_IF_ERROR(coordinator::ValidateWorkerId(req.worker_id()));
+  std::vector<std::string> slugs;
+  for (int i = 0; i < req.held_size(); ++i) {
+    ASSIGN_OR_RETURN(std::string slug,
+                     coordinator::ValidateLeaseRef(req.held(i), absl::StrCat("held[", i, "]")));
+    slugs.push_back(std::move(slug));
+  }
+  for (int i = 0; i < req.budgets_size(); ++i) {
+    RETURN_IF_ERROR(ValidateTokenBudget(req.budgets(i), absl::StrCat("budgets[", i, "]")));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Time now = clock_->Now();
+  RETURN_IF_ERROR(ExpireLocked(now));
+  v1::HeartbeatResponse resp;
+  if (!AliveLocked(req.worker_id(), now)) {
+    resp.set_known(false);
+    *resp.mutable_revoked() = req.held();
+    return resp;
+  }
+  resp.set_known(true);
+  WorkerEntry& self = workers_[req.worker_id()];
+  self.last_seen = now;
+  resp.set_draining(self.record.draining());
+  accounts_.Report(req.worker_id(), req.budgets());
+  for (int i = 0; i < req.held_size(); ++i) {
+    auto it = repos_.find(slugs[i]);
+    if (it != repos_.end() && it->second.lease_worker() == req.worker_id() &&
+        it->second.epoch() == req.held(i).epoch()) {
+      *it->second.mutable_lease_expires_at() = ToProto(now + options_.lease_ttl);
+    } else {
+      *resp.add_revoked() = req.held(i);
+    }
+  }
+  const std::set<std::string> me = {req.worker_id()};
+  for (auto& view : accounts_.View(now, LeaseCountLocked(), &me)) {
+    *resp.add_accounts() = std::move(view);
+  }
+  return resp;
+}
+
+
+absl::StatusOr<v1::DrainWorkerResponse> CoordinatorCore::DrainWorker(
+    const v1::DrainWorkerRequest& req) {
+  RETURN_IF_ERROR(coordinator::ValidateWorkerId(req.worker_id()));
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Time now = clock_->Now();
+  RETURN_IF_ERROR(ExpireLocked(now));
+  auto it = workers_.find(req.worker_id());
+  if (it == workers_.end()) {
+    return absl::NotFoundError(absl::StrCat("worker ", req.worker_id(), " is not registered"));
+  }
+  std::map<std::string, int> held = LeasesHeldLocked();
+  WorkerRecord record = it->second.record;
+  record.set_draining(true);
+  StateBatch batch;
+  batch.PutWorker(record);
+  std::vector<std::string> reaped = ReapDrainedLocked(held, &batch);
+  // ReapDrainedLocked looks at workers_, which still has the old record: check this one here.
+  if (held[req.worker_id()] == 0 && reaped.empty()) {
+    batch.DeleteWorker(req.worker_id());
+    reaped.push_back(req.worker_id());
+  }
+  RETURN_IF_ERROR(state_->Commit(batch));
+  it->second.record = std::move(record);
+  v1::DrainWorkerResponse resp;
+  resp.set_leases_held(held[req.worker_id()]);
+  resp.set_removed(std::find(reaped.begin(), reaped.end(), req.worker_id()) != reaped.end());
+  spdlog::info("worker {} draining ({} leases held)", req.worker_id(), resp.leases_held());
+  RemoveWorkersLocked(reaped);
+  assignment_dirty_ = true;
+  return resp;
+}
+
+std::vector<std::string> CoordinatorCore::ReapDrainedLocked(const std::map<std::string, int>& held,
+                                                           StateBatch* batch) {
+  std::vector<std::string> reaped;
+  for (const auto& [id, entry] : workers_) {
+    if (!entry.record.draining()) continue;
+    auto count = held.find(id);
+    if (count != held.end() && count->second > 0) continue;
+    batch->DeleteWorker(id);
+    reaped.push_back(id);
+  }
+  return reaped;
+}
+
+void CoordinatorCore::RemoveWorkersLocked(const std::vector<std::string>& ids) {
+  for (const std::string& id : ids) {
+    workers_.erase(id);
+    accounts_.ForgetWorker(id);
+    spdlog::info("worker {} drained and removed", id);
+  }
+  if (!ids.empty()) assignment_dirty_ = true;
+}
+
+const std::map<std::string, std::string>& CoordinatorCore::AssignmentLocked(absl::Time now) {
+  std::vector<AssignableWorker> workers;
+  std::vector<std::string> ids;
+  for (const auto& [id, entry] : workers_) {
+    if (!AliveLocked(id, now) || entry.record.draining()) continue;
+    workers.push_back({id, static_cast<double>(std::max(1, entry.record.capacity()))});
+    ids.push_back(id);
+  }
+  if (!assignment_dirty_ && ids == assigned_workers_) return owners_;
+  std::vector<AssignableRepo> repos;
+  repos.reserve(repos_.size());
+  for (const auto& [slug, rec] : repos_) {
+    if (!rec.moved_to().empty() || rec.paused()) continue;
+    auto previous = owners_.find(slug);
+    repos.push_back({slug, rec.issues_estimated(),
+                     previous != owners_.end() ? previous->second : rec.last_worker()});
+  }
+  owners_ = AssignRepositories(workers, repos, options_.load_tolerance);
+  assigned_workers_ = std::move(ids);
+  assignment_dirty_ = false;
+  return owners_;
+}
+
+}  // namespace issuescope::coordinator

@@ -1,0 +1,48 @@
+// Security of the coordinator's gRPC endpoint: the admin bearer token (read from an environment
+// variable, compared in constant time) and TLS server credentials from PEM files.
+//
+// Which calls need the token (when one is configured): the admin calls that change state —
+// AddRepositories, RemoveRepositories, TriggerCrawl, PauseRepositories, ResumeRepositories,
+// DrainWorker. The worker calls (RegisterWorker, Heartbeat, AcquireLeases, ReportProgress,
+// ReleaseLease, LeaveWorker) and GetStatus do not: workers and the indexer (which discovers the
+// workers' stores through GetStatus) run inside the cluster's network and carry no admin
+// credential, GetStatus only reads, and a worker can only drain itself. Put TLS in front to keep
+// the token and the traffic private.
+//
+// Pure functions; thread-safe.
+#pragma once
+
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_context.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace issuescope::coordinator {
+
+// ConstantTimeEquals compares two strings in time that depends only on their lengths.
+bool ConstantTimeEquals(absl::string_view a, absl::string_view b);
+
+// CheckBearerToken checks that `context` carries the metadata "authorization: Bearer <token>".
+// OK when `token` is empty (no token configured); UNAUTHENTICATED (never echoing what was sent)
+// when the header is missing, malformed or wrong.
+absl::Status CheckBearerToken(const grpc::ServerContext& context, absl::string_view token);
+
+// ReadTokenFromEnv returns the value of environment variable `var` with surrounding whitespace
+// removed. INVALID_ARGUMENT naming the variable (not its value) when it is unset or empty.
+absl::StatusOr<std::string> ReadTokenFromEnv(const std::string& var);
+
+// ReadTextFile returns the contents of `path`; NOT_FOUND naming the file when unreadable.
+absl::StatusOr<std::string> ReadTextFile(const std::string& path);
+
+// MakeServerCredentials returns TLS credentials for the PEM certificate chain `cert_file` and
+// private key `key_file`, or insecure credentials when both are empty. INVALID_ARGUMENT when
+// only one is given or a file is not PEM; NOT_FOUND when a file cannot be read.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
+    const std::string& cert_file, const std::string& key_file);
+
+}  // namespace issuescope::coordinator

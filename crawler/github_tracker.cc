@@ -1,0 +1,92 @@
+#include "crawler/github_tracker.h"
+
+#include <regex>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace issuescope::crawler {
+namespace {
+
+std::string RepoPath(const TrackerRepo& repo) {
+  return absl::StrCat(repo.base, "/repos/", repo.owner, "/", repo.name);
+}
+
+void AppendSince(std::string* url, const std::optional<absl::Time>& since) {
+  if (since) absl::StrAppend(url, "&since=", UrlEncodeTime(*since));
+}
+
+}  // namespace
+
+void GithubTracker::Authorize(absl::string_view token, HttpRequest* request) const {
+  request->headers.Add("Accept", "application/vnd.github+json");
+  if (!token.empty()) request->headers.Add("Authorization", absl::StrCat("Bearer ", token));
+}
+
+std::string GithubTracker::RepositoryUrl(const TrackerRepo& repo) const { return RepoPath(repo); }
+
+absl::StatusOr<RepositoryInfo> GithubTracker::ParseRepository(absl::string_view body) const {
+  return crawler::ParseRepository(body);
+}
+
+std::string GithubTracker::IssuesUrl(const TrackerRepo& repo,
+                                     const std::optional<absl::Time>& since, int per_page) const {
+  std::string url = absl::StrCat(RepoPath(repo), "/issues?state=all&sort=updated&direction=asc",
+                                 "&per_page=", per_page);
+  AppendSince(&url, since);
+  return url;
+}
+
+absl::StatusOr<std::vector<v1::Issue>> GithubTracker::ParseIssues(
+    absl::string_view body, const v1::RepositoryRef& repo) const {
+  return ParseIssuesPage(body, repo);
+}
+
+std::string GithubTracker::CommentsUrl(const TrackerRepo& repo,
+                                       const std::optional<absl::Time>& since,
+                                       int per_page) const {
+  std::string url = absl::StrCat(RepoPath(repo), "/issues/comments?sort=updated&direction=asc",
+                                 "&per_page=", per_page);
+  AppendSince(&url, since);
+  return url;
+}
+
+std::string GithubTracker::IssueCommentsUrl(const TrackerRepo& repo, const v1::Issue& issue,
+                                            int per_page) const {
+  return absl::StrCat(RepoPath(repo), "/issues/", issue.number(), "/comments?per_page=", per_page);
+}
+
+absl::StatusOr<std::vector<v1::Comment>> GithubTracker::ParseComments(
+    absl::string_view body, const v1::RepositoryRef& repo, const v1::Issue* /*issue*/) const {
+  return ParseCommentsPage(body, repo);
+}
+
+bool GithubTracker::IsPullRequestComment(const v1::Comment& comment) const {
+  return crawler::IsPullRequestComment(comment);
+}
+
+std::optional<std::string> GithubTracker::NextPageUrl(absl::string_view /*url*/,
+                                                      const HttpResponse& response) const {
+  return NextFromLink(response);
+}
+
+int64_t GithubTracker::EstimatedTotal(const HttpResponse& first_page, int per_page) const {
+  // GitHub sends rel="last" only sometimes; at most last_page × per_page items.
+  const auto links = ParseLinkHeader(first_page.headers.Get("Link"));
+  auto last = links.find("last");
+  if (last == links.end()) return 0;
+  static const std::regex kPage(R"([?&]page=(\d+))");
+  std::smatch m;
+  int64_t page = 0;
+  if (std::regex_search(last->second, m, kPage) && absl::SimpleAtoi(m[1].str(), &page) &&
+      page > 0) {
+    return page * per_page;
+  }
+  return 0;
+}
+
+RateLimit GithubTracker::ParseRateLimit(const HttpHeaders& headers) const {
+  return crawler::ParseRateLimit(headers);
+}
+
+}  // namespace issuescope::crawler

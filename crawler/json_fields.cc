@@ -1,0 +1,74 @@
+#include "crawler/json_fields.h"
+
+#include "common/time_util.h"
+
+namespace issuescope::crawler::json_fields {
+
+absl::Status FieldError(absl::string_view field, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat("field '", field, "' ", problem));
+}
+
+const json* Member(const json& obj, const char* name) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+absl::StatusOr<int64_t> RequiredInt(const json& obj, const char* name) {
+  const json* v = Member(obj, name);
+  if (v == nullptr) return FieldError(name, "is missing");
+  if (!v->is_number_integer()) return FieldError(name, absl::StrCat("is a ", v->type_name()));
+  return v->get<int64_t>();
+}
+
+absl::StatusOr<int64_t> OptionalInt(const json& obj, const char* name) {
+  const json* v = Member(obj, name);
+  if (v == nullptr) return 0;
+  if (!v->is_number_integer()) return FieldError(name, absl::StrCat("is a ", v->type_name()));
+  return v->get<int64_t>();
+}
+
+absl::StatusOr<bool> OptionalBool(const json& obj, const char* name) {
+  const json* v = Member(obj, name);
+  if (v == nullptr) return false;
+  if (!v->is_boolean()) return FieldError(name, absl::StrCat("is a ", v->type_name()));
+  return v->get<bool>();
+}
+
+absl::StatusOr<std::string> OptionalString(const json& obj, const char* name) {
+  const json* v = Member(obj, name);
+  if (v == nullptr) return std::string();
+  if (!v->is_string()) return FieldError(name, absl::StrCat("is a ", v->type_name()));
+  return v->get<std::string>();
+}
+
+absl::Status SetTime(const json& obj, const char* name, bool required,
+                     google::protobuf::Timestamp* out) {
+  const json* v = Member(obj, name);
+  if (v == nullptr) return required ? FieldError(name, "is missing") : absl::OkStatus();
+  if (!v->is_string()) return FieldError(name, absl::StrCat("is a ", v->type_name()));
+  auto t = ParseRfc3339(v->get<std::string>());
+  if (!t.ok()) return FieldError(name, absl::StrCat("is invalid: ", t.status().message()));
+  *out = ToProto(*t);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> UserName(const json& obj, const char* name, const char* login_key) {
+  const json* user = Member(obj, name);
+  if (user == nullptr) return std::string();
+  if (!user->is_object()) return FieldError(name, absl::StrCat("is a ", user->type_name()));
+  auto login = OptionalString(*user, login_key);
+  if (!login.ok()) return FieldError(absl::StrCat(name, ".", login_key), "is not a string");
+  return *login;
+}
+
+absl::StatusOr<json> ParseJson(absl::string_view body) {
+  try {
+    return json::parse(body.begin(), body.end());
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid JSON: ", e.what()));
+  }
+}
+
+}  // namespace issuescope::crawler::json_fields

@@ -1,0 +1,107 @@
+#include "crawler/reparse.h"
+
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "common/time_util.h"
+#include "crawler/tracker.h"
+
+namespace issuescope::crawler {
+namespace {
+
+// RepoState is what reparse remembers per repository while walking its pages.
+struct RepoState {
+  uint64_t epoch = 0;
+  std::set<int64_t> pr_numbers;  // pull requests seen on issue pages
+};
+
+}  // namespace
+
+absl::StatusOr<ReparseResult> Reparse(IssueStore* store, absl::string_view repo_slug) {
+  ReparseResult result;
+  std::map<v1::Tracker, std::unique_ptr<Tracker>> trackers;
+  std::map<std::string, RepoState> repos;
+  absl::Status failure;
+  auto bad = [&](const RawPage& page, const absl::Status& s) {
+    ++result.bad_pages;
+    if (result.first_error.empty()) {
+      result.first_error = absl::StrCat("GET ", page.url, ": ", s.message());
+    }
+  };
+  auto apply = [&](const std::string& slug, const RawPage& page) -> absl::Status {
+    ++result.pages;
+    auto [it, fresh] = repos.try_emplace(slug);
+    RepoState& state = it->second;
+    if (fresh) ASSIGN_OR_RETURN(state.epoch, store->Epoch(slug));
+    auto& tracker = trackers[page.repo.tracker()];
+    if (!tracker) {
+      auto made = MakeTracker(page.repo.tracker());
+      if (!made.ok()) {
+        bad(page, made.status());
+        return absl::OkStatus();
+      }
+      tracker = *std::move(made);
+    }
+    const google::protobuf::Timestamp fetched = ToProto(page.fetched_at);
+    if (page.listing == "issues") {
+      auto parsed = tracker->ParseIssues(page.body, page.repo);
+      if (!parsed.ok()) {
+        bad(page, parsed.status());
+        return absl::OkStatus();
+      }
+      std::vector<v1::Issue> kept;
+      for (v1::Issue& issue : *parsed) {
+        if (issue.is_pull_request()) state.pr_numbers.insert(issue.number());
+        if (issue.is_pull_request() && !page.include_pull_requests) continue;
+        *issue.mutable_fetched_at() = fetched;
+        kept.push_back(std::move(issue));
+      }
+      result.issues_parsed += static_cast<int64_t>(kept.size());
+      ASSIGN_OR_RETURN(ApplyResult r, store->ApplyIssues(slug, state.epoch, kept));
+      result.issues_changed += r.stored;
+      return absl::OkStatus();
+    }
+    v1::Issue issue;
+    const bool per_issue = page.listing == "notes";
+    if (per_issue) {
+      *issue.mutable_repo() = page.repo;
+      issue.set_number(page.issue_number);
+      issue.set_key(page.issue_key);
+      issue.set_url(page.issue_url);
+    } else if (page.listing != "comments") {
+      bad(page, absl::InvalidArgumentError(absl::StrCat("unknown listing '", page.listing, "'")));
+      return absl::OkStatus();
+    }
+    auto parsed = tracker->ParseComments(page.body, page.repo, per_issue ? &issue : nullptr);
+    if (!parsed.ok()) {
+      bad(page, parsed.status());
+      return absl::OkStatus();
+    }
+    std::vector<v1::Comment> kept;
+    for (v1::Comment& comment : *parsed) {
+      if (!per_issue && !page.include_pull_requests &&
+          (tracker->IsPullRequestComment(comment) ||
+           state.pr_numbers.count(comment.issue_number()) > 0)) {
+        continue;
+      }
+      *comment.mutable_fetched_at() = fetched;
+      kept.push_back(std::move(comment));
+    }
+    result.comments_parsed += static_cast<int64_t>(kept.size());
+    ASSIGN_OR_RETURN(ApplyResult r, store->ApplyComments(slug, state.epoch, kept));
+    result.comments_changed += r.stored;
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(store->ScanRawPages(repo_slug, [&](const std::string& slug, const RawPage& page) {
+    failure = apply(slug, page);
+    return failure.ok();
+  }));
+  RETURN_IF_ERROR(failure);
+  return result;
+}
+
+}  // namespace issuescope::crawler

@@ -1,0 +1,146 @@
+#include "deploy/cli/export_command.h"
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/grpc_status.h"
+#include "common/repo_slug.h"
+#include "common/status_macros.h"
+#include "search/searcher.h"
+
+namespace issuescope::cli {
+namespace {
+
+// Exports via a server get this long in all before the deadline cancels them.
+constexpr auto kExportDeadline = std::chrono::hours(2);
+
+std::string Joined(const google::protobuf::RepeatedPtrField<std::string>& values) {
+  return absl::StrJoin(values, ";");
+}
+
+// Output is the file (or stdout) an export writes to.
+class Output {
+ public:
+  static absl::StatusOr<std::unique_ptr<Output>> Open(const std::string& path) {
+    if (path.empty()) return std::unique_ptr<Output>(new Output(stdout, false));
+    std::FILE* file = std::fopen(path.c_str(), "wb");
+    if (file == nullptr) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+    return std::unique_ptr<Output>(new Output(file, true));
+  }
+  ~Output() {
+    if (owned_) std::fclose(file_);
+  }
+  absl::Status Write(const std::string& text) {
+    if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) {
+      return absl::UnavailableError("writing the export failed (disk full or pipe closed?)");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Close() {
+    const bool ok = std::fflush(file_) == 0;
+    return ok ? absl::OkStatus() : absl::UnavailableError("writing the export failed");
+  }
+
+ private:
+  Output(std::FILE* file, bool owned) : file_(file), owned_(owned) {}
+  std::FILE* file_;
+  bool owned_;
+};
+
+}  // namespace
+
+std::string CsvField(const std::string& field) {
+  if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
+  std::string out = "\"";
+  for (char c : field) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+std::string CsvHeader() {
+  return "repo_slug,repo,number,title,state,type,author,labels,created_at,updated_at,comments,"
+         "url,kind,theme,secondary_themes,subthemes,llm,keywords,score,snippet\n";
+}
+
+std::string CsvRow(const v1::SearchHit& hit) {
+  const v1::Tags& tags = hit.tags();
+  const std::vector<std::string> fields = {
+      hit.repo_slug(),
+      hit.repo(),
+      absl::StrCat(hit.number()),
+      hit.title(),
+      IssueStateName(hit.state()),
+      hit.is_pull_request() ? "pr" : "issue",
+      hit.author(),
+      Joined(hit.labels()),
+      FormatDate(hit.created_at()),
+      FormatDate(hit.updated_at()),
+      absl::StrCat(hit.comment_count()),
+      hit.url(),
+      tags.kind(),
+      tags.theme(),
+      Joined(tags.secondary_themes()),
+      Joined(tags.subthemes()),
+      tags.taxonomy().empty() ? "" : (tags.llm() ? "true" : "false"),
+      Joined(tags.keywords()),
+      absl::StrCat(hit.score()),
+      hit.snippet(),
+  };
+  std::string line;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) line.push_back(',');
+    line += CsvField(fields[i]);
+  }
+  line.push_back('\n');
+  return line;
+}
+
+absl::Status RunExport(const ExportCommandOptions& options) {
+  if (options.format != "jsonl" && options.format != "csv") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--format '", options.format, "' is not jsonl or csv"));
+  }
+  if (options.limit < 0) return absl::InvalidArgumentError("--limit must not be negative");
+  RETURN_IF_ERROR(CheckQueryTarget(options.target));
+  ASSIGN_OR_RETURN(std::unique_ptr<Output> out, Output::Open(options.out));
+  const bool csv = options.format == "csv";
+  if (csv) RETURN_IF_ERROR(out->Write(CsvHeader()));
+  auto write = [&](const v1::SearchHit& hit) {
+    return out->Write(csv ? CsvRow(hit) : HitToJson(hit) + "\n");
+  };
+
+  v1::ExportRequest request;
+  request.set_query(options.query);
+  request.set_limit(options.limit);
+  request.set_snippets(options.snippets);
+  if (!options.target.data_dir.empty()) {
+    auto searcher = search::Searcher::ForPath(LocalIndexPath(options.target));
+    RETURN_IF_ERROR(searcher->Export(request, write));
+    return out->Close();
+  }
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kExportDeadline);
+  std::unique_ptr<grpc::ClientReader<v1::SearchHit>> reader =
+      ConnectSearch(options.target.server)->Export(&context, request);
+  v1::SearchHit hit;
+  while (reader->Read(&hit)) {
+    if (absl::Status s = write(hit); !s.ok()) {
+      context.TryCancel();
+      reader->Finish();
+      return s;
+    }
+  }
+  RETURN_IF_ERROR(FromGrpcStatus(reader->Finish()));
+  return out->Close();
+}
+
+}  // namespace issuescope::cli

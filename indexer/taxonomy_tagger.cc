@@ -1,0 +1,114 @@
+#include "indexer/taxonomy_tagger.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/repo_slug.h"
+#include "common/status_macros.h"
+#include "indexer/embedded_taxonomy.h"
+
+namespace issuescope::indexer {
+namespace {
+
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path, absl::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", what, " file ", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace
+
+std::string FingerprintHash(absl::string_view bytes) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char ch : bytes) {
+    hash ^= ch;
+    hash *= 0x100000001b3ULL;
+  }
+  return absl::StrFormat("%016x", hash);
+}
+
+absl::StatusOr<std::unique_ptr<TaxonomyTagger>> TaxonomyTagger::Create(
+    const std::string& taxonomy_path, const std::string& model_path) {
+  std::string text;
+  std::string source;
+  if (taxonomy_path.empty()) {
+    text = std::string(EmbeddedTaxonomyText());
+    source = std::string(EmbeddedTaxonomyName());
+  } else {
+    ASSIGN_OR_RETURN(text, ReadFileBytes(taxonomy_path, "taxonomy"));
+    source = taxonomy_path;
+  }
+  if (model_path.empty()) return FromText(text, source);
+  ASSIGN_OR_RETURN(std::string model_bytes, ReadFileBytes(model_path, "model"));
+  ASSIGN_OR_RETURN(classifier::LinearModel model,
+                   classifier::LinearModel::Parse(model_bytes, model_path));
+  return FromText(text, source, std::move(model), model_bytes);
+}
+
+absl::StatusOr<std::unique_ptr<TaxonomyTagger>> TaxonomyTagger::FromText(
+    absl::string_view text, absl::string_view source,
+    std::optional<classifier::LinearModel> model, absl::string_view model_bytes) {
+  ASSIGN_OR_RETURN(taxonomy::Taxonomy parsed, taxonomy::ParseTaxonomy(text, source));
+  auto tax = std::make_unique<taxonomy::Taxonomy>(std::move(parsed));
+  std::unique_ptr<classifier::LinearModel> owned_model;
+  std::string model_hash = "none";
+  if (model.has_value()) {
+    if (!model->taxonomy_tag().empty() && model->taxonomy_tag() != tax->Tag()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the model was trained for taxonomy ", model->taxonomy_tag(),
+                       " but the taxonomy ", source, " is ", tax->Tag()));
+    }
+    owned_model = std::make_unique<classifier::LinearModel>(std::move(*model));
+    model_hash = FingerprintHash(model_bytes);
+  }
+  std::string fingerprint = absl::StrCat(tax->Tag(), " taxonomy=", FingerprintHash(text),
+                                         " model=", model_hash);
+  return std::unique_ptr<TaxonomyTagger>(
+      new TaxonomyTagger(std::move(tax), std::move(owned_model), std::move(fingerprint)));
+}
+
+TaxonomyTagger::TaxonomyTagger(std::unique_ptr<taxonomy::Taxonomy> taxonomy,
+                               std::unique_ptr<classifier::LinearModel> model,
+                               std::string fingerprint)
+    : taxonomy_(std::move(taxonomy)),
+      model_(std::move(model)),
+      classifier_(std::make_unique<classifier::Classifier>(taxonomy_.get(), model_.get())),
+      fingerprint_(std::move(fingerprint)) {}
+
+void TaxonomyTagger::Tag(v1::IssueWithComments* iwc) {
+  v1::Issue* issue = iwc->mutable_issue();
+  classifier::IssueText text;
+  text.title = issue->title();
+  text.body = issue->body();
+  text.repo = RepoFullName(issue->repo());
+  text.labels.assign(issue->labels().begin(), issue->labels().end());
+  const classifier::Classification c = classifier_->Classify(text);
+
+  v1::Tags* tags = issue->mutable_tags();
+  tags->Clear();
+  tags->set_taxonomy(c.taxonomy);
+  tags->set_kind(c.kind);
+  tags->set_theme(c.theme);
+  for (const std::string& t : c.secondary_themes) tags->add_secondary_themes(t);
+  for (const std::string& s : c.subthemes) tags->add_subthemes(s);
+  tags->set_llm(c.llm);
+  std::set<std::string> seen_evidence;
+  std::set<std::string> seen_keywords;
+  for (const classifier::Evidence& e : c.evidence) {
+    std::string line = absl::StrCat(e.source, ":", e.detail, " -> ", e.target);
+    if (seen_evidence.insert(line).second) tags->add_evidence(std::move(line));
+    if (e.source == "cue" && e.target == "llm") {
+      std::string keyword = absl::AsciiStrToLower(e.detail);
+      if (seen_keywords.insert(keyword).second) tags->add_keywords(std::move(keyword));
+    }
+  }
+}
+
+}  // namespace issuescope::indexer

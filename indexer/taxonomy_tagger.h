@@ -1,0 +1,70 @@
+// TaxonomyTagger: the Tagger of the indexer. It runs the issue classifier (classifier::
+// Classifier, rules + native labels + an optional model) over an issue and fills v1::Tags:
+// taxonomy "name/version", kind, primary theme, secondary themes, sub-themes (primary first),
+// the llm flag, the evidence as readable strings ("label:module: cuda -> bug.hardware.cuda-gpu",
+// "cue:out of memory -> bug.memory.oom", "model:p=0.930 -> bug", "repo:o/r -> llm") and the
+// matched llm keywords (lower case, distinct, in taxonomy order).
+//
+// By default it uses the taxonomy embedded in the binary (embedded_taxonomy.h) and no model
+// (rules and labels only: the training data behind a model is not shippable); a taxonomy file
+// and a model file may replace them. Fingerprint() is "<name>/<version> taxonomy=<hash>
+// model=<hash|none>", hashes being FNV-1a 64 of the files' bytes, so editing either file
+// triggers a re-tag.
+//
+// The tagger owns its taxonomy, model and classifier; it is immutable after Create and safe to
+// use from many threads at once.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "indexer/classifier.h"
+#include "indexer/classifier_model.h"
+#include "indexer/tagger.h"
+#include "indexer/taxonomy.h"
+
+namespace issuescope::indexer {
+
+class TaxonomyTagger : public Tagger {
+ public:
+  // Create loads the taxonomy at `taxonomy_path` ("" = the embedded default) and the model at
+  // `model_path` ("" = none). NOT_FOUND / INVALID_ARGUMENT naming the file when one cannot be
+  // read or is malformed; INVALID_ARGUMENT when the model was trained for another taxonomy.
+  static absl::StatusOr<std::unique_ptr<TaxonomyTagger>> Create(const std::string& taxonomy_path,
+                                                                const std::string& model_path);
+  // FromText builds a tagger from taxonomy TOML `text` (named `source` in errors) and an
+  // optional model with the bytes it was read from (for the fingerprint).
+  static absl::StatusOr<std::unique_ptr<TaxonomyTagger>> FromText(
+      absl::string_view text, absl::string_view source,
+      std::optional<classifier::LinearModel> model = std::nullopt,
+      absl::string_view model_bytes = "");
+
+  TaxonomyTagger(const TaxonomyTagger&) = delete;
+  TaxonomyTagger& operator=(const TaxonomyTagger&) = delete;
+
+  // Tag replaces the issue's tags with the classifier's verdict.
+  void Tag(v1::IssueWithComments* issue) override;
+  // Fingerprint: see the class comment.
+  std::string Fingerprint() const override { return fingerprint_; }
+  // taxonomy returns the loaded taxonomy.
+  const taxonomy::Taxonomy& taxonomy() const { return *taxonomy_; }
+  // has_model is true when a model file was given.
+  bool has_model() const { return model_ != nullptr; }
+
+ private:
+  TaxonomyTagger(std::unique_ptr<taxonomy::Taxonomy> taxonomy,
+                 std::unique_ptr<classifier::LinearModel> model, std::string fingerprint);
+
+  std::unique_ptr<taxonomy::Taxonomy> taxonomy_;
+  std::unique_ptr<classifier::LinearModel> model_;
+  std::unique_ptr<classifier::Classifier> classifier_;
+  std::string fingerprint_;
+};
+
+// FingerprintHash returns the FNV-1a 64 hash of `bytes` as 16 lower-case hex digits.
+std::string FingerprintHash(absl::string_view bytes);
+
+}  // namespace issuescope::indexer

@@ -1,0 +1,122 @@
+#include "search/facets.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace issuescope::search {
+namespace {
+
+size_t Index(index::FacetField field) { return static_cast<size_t>(field); }
+
+}  // namespace
+
+absl::StatusOr<std::vector<index::FacetField>> ParseFacetFields(
+    const google::protobuf::RepeatedPtrField<std::string>& names, absl::string_view what) {
+  std::vector<index::FacetField> fields;
+  for (const std::string& name : names) {
+    const index::FacetInfo* info = index::FindFacet(name);
+    if (info == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown ", what, " '", name,
+                                                     "'; known: ", index::FacetNames()));
+    }
+    if (std::find(fields.begin(), fields.end(), info->field) != fields.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " '", name, "' is given twice"));
+    }
+    fields.push_back(info->field);
+  }
+  return fields;
+}
+
+FacetCounter::FacetCounter(std::vector<index::FacetField> fields, uint64_t bound)
+    : fields_(std::move(fields)), bound_(bound) {}
+
+void FacetCounter::operator()(const Xapian::Document& doc, double /*wt*/) {
+  ++seen_;
+  if (counted_ >= bound_) return;
+  ++counted_;
+  const index::FacetValues values = index::DocumentFacetValues(doc);
+  for (index::FacetField field : fields_) {
+    std::map<std::string, int64_t>& counts = counts_[field];
+    for (const std::string& value : values[Index(field)]) ++counts[value];
+  }
+}
+
+FacetCounts CountFacetsFromTerms(const Xapian::Database& db,
+                                 const std::vector<index::FacetField>& fields) {
+  FacetCounts counts;
+  for (index::FacetField field : fields) {
+    std::map<std::string, int64_t>& values = counts[field];
+    const std::string prefix = index::FacetInfos()[Index(field)].term_prefix;
+    for (Xapian::TermIterator it = db.allterms_begin(prefix); it != db.allterms_end(prefix);
+         ++it) {
+      const std::string term = *it;
+      if (term.size() <= prefix.size()) continue;
+      // A capital after the prefix is another field's longer prefix ("XRS…" under "XR").
+      const char next = term[prefix.size()];
+      if (next >= 'A' && next <= 'Z') continue;
+      const Xapian::doccount freq = it.get_termfreq();
+      if (freq > 0) values[term.substr(prefix.size())] = freq;
+    }
+  }
+  return counts;
+}
+
+void ToFacets(const FacetCounts& counts, const std::vector<index::FacetField>& fields, int limit,
+              google::protobuf::RepeatedPtrField<v1::Facet>* out) {
+  for (index::FacetField field : fields) {
+    v1::Facet* facet = out->Add();
+    facet->set_name(index::FacetInfos()[Index(field)].name);
+    auto found = counts.find(field);
+    if (found == counts.end()) continue;
+    std::vector<std::pair<std::string, int64_t>> values(found->second.begin(),
+                                                        found->second.end());
+    std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
+    facet->set_distinct_values(static_cast<int64_t>(values.size()));
+    for (size_t i = 0; i < values.size() && i < static_cast<size_t>(limit); ++i) {
+      v1::FacetValue* v = facet->add_values();
+      v->set_value(values[i].first);
+      v->set_count(values[i].second);
+    }
+  }
+}
+
+AggregateCounter::AggregateCounter(std::vector<index::FacetField> dimensions)
+    : dimensions_(std::move(dimensions)) {}
+
+void AggregateCounter::operator()(const Xapian::Document& doc, double /*wt*/) {
+  ++seen_;
+  const index::FacetValues values = index::DocumentFacetValues(doc);
+  // Cross product of the dimensions' values; "" stands for a dimension without a value.
+  std::vector<std::vector<std::string>> keys = {{}};
+  for (index::FacetField field : dimensions_) {
+    const std::vector<std::string>& own = values[Index(field)];
+    const std::vector<std::string> options = own.empty() ? std::vector<std::string>{""} : own;
+    std::vector<std::vector<std::string>> next;
+    next.reserve(keys.size() * options.size());
+    for (const std::vector<std::string>& key : keys) {
+      for (const std::string& option : options) {
+        next.push_back(key);
+        next.back().push_back(option);
+      }
+    }
+    keys = std::move(next);
+  }
+  for (const std::vector<std::string>& key : keys) ++rows_[key];
+}
+
+void AggregateCounter::Fill(v1::AggregateResponse* response) const {
+  for (index::FacetField field : dimensions_) {
+    response->add_dimensions(index::FacetInfos()[Index(field)].name);
+  }
+  for (const auto& [values, count] : rows_) {
+    v1::AggregateRow* row = response->add_rows();
+    for (const std::string& v : values) row->add_values(v);
+    row->set_count(count);
+  }
+}
+
+}  // namespace issuescope::search

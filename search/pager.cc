@@ -1,0 +1,152 @@
+#include "search/pager.h"
+
+#include <algorithm>
+
+#include "common/index_document.h"
+#include "common/index_schema.h"
+#include "common/repo_slug.h"
+#include "common/status_macros.h"
+#include "search/snippet.h"
+
+namespace issuescope::search {
+namespace {
+
+Xapian::valueno SortSlot(SortField field) {
+  switch (field) {
+    case SortField::kUpdated: return index::kUpdatedSlot;
+    case SortField::kComments: return index::kCommentsSlot;
+    default: return index::kCreatedSlot;
+  }
+}
+
+// EffectiveSort is the field hits are ordered by: `sort:` if given, else relevance for text
+// and newest created first for listings.
+SortField EffectiveSort(const ParsedQuery& parsed) {
+  if (parsed.sort.is_explicit) return parsed.sort.field;
+  return parsed.has_text ? SortField::kRelevance : SortField::kCreated;
+}
+
+Xapian::Query Equal(Xapian::valueno slot, const std::string& value) {
+  return Xapian::Query(Xapian::Query::OP_VALUE_RANGE, slot, value, value);
+}
+
+// AfterKey keeps the documents that sort at or after the key (a, b) of `cursor`: for
+// descending order a < A, or a == A and b <= B; ascending mirrored. Hits equal to (A, B) come
+// first and `cursor.ties` of them were already returned.
+Xapian::Query AfterKey(Xapian::valueno slot, bool ascending, const PageCursor& cursor) {
+  const Xapian::Query::op toward = ascending ? Xapian::Query::OP_VALUE_GE
+                                             : Xapian::Query::OP_VALUE_LE;
+  const Xapian::Query::op away = ascending ? Xapian::Query::OP_VALUE_LE
+                                           : Xapian::Query::OP_VALUE_GE;
+  // (a == A and b strictly before B in the page order): already returned.
+  const Xapian::Query number_before(
+      Xapian::Query::OP_AND_NOT, Xapian::Query(away, index::kNumberSlot, cursor.number_value),
+      Equal(index::kNumberSlot, cursor.number_value));
+  const Xapian::Query seen(Xapian::Query::OP_AND, Equal(slot, cursor.sort_value), number_before);
+  return Xapian::Query(Xapian::Query::OP_AND_NOT,
+                       Xapian::Query(toward, slot, cursor.sort_value), seen);
+}
+
+}  // namespace
+
+void FillHit(const v1::IssueWithComments& iwc, v1::SearchHit* hit) {
+  const v1::Issue& issue = iwc.issue();
+  hit->set_repo_slug(RepoSlug(issue.repo()));
+  hit->set_repo(RepoFullName(issue.repo()));
+  hit->set_number(issue.number());
+  hit->set_title(issue.title());
+  hit->set_state(issue.state());
+  *hit->mutable_labels() = issue.labels();
+  hit->set_author(issue.author());
+  if (issue.has_created_at()) *hit->mutable_created_at() = issue.created_at();
+  if (issue.has_updated_at()) *hit->mutable_updated_at() = issue.updated_at();
+  hit->set_comment_count(issue.comment_count());
+  hit->set_is_pull_request(issue.is_pull_request());
+  hit->set_url(issue.url());
+  if (issue.has_tags()) *hit->mutable_tags() = issue.tags();
+}
+
+int64_t CountMatches(const Xapian::Database& db, const Xapian::Query& query,
+                     Xapian::MatchSpy* spy) {
+  Xapian::Enquire enquire(db);
+  enquire.set_query(query);
+  enquire.set_weighting_scheme(Xapian::BoolWeight());
+  enquire.set_docid_order(Xapian::Enquire::ASCENDING);
+  if (spy != nullptr) enquire.add_matchspy(spy);
+  const Xapian::MSet mset = enquire.get_mset(0, 1, db.get_doccount());
+  return mset.get_matches_estimated();
+}
+
+absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& parsed,
+                               const PageCursor& cursor, const PageOptions& options) {
+  const SortField field = EffectiveSort(parsed);
+  const bool by_value = field != SortField::kRelevance;
+  const bool ascending = parsed.sort.is_explicit && parsed.sort.ascending;
+  const Xapian::valueno slot = SortSlot(field);
+
+  Xapian::Enquire enquire(db);
+  Xapian::Query query = parsed.query;
+  if (cursor.keyset) {
+    query = Xapian::Query(Xapian::Query::OP_FILTER, query, AfterKey(slot, ascending, cursor));
+  }
+  enquire.set_query(query);
+  if (!parsed.has_text) enquire.set_weighting_scheme(Xapian::BoolWeight());
+  Xapian::MultiValueKeyMaker keymaker;  // must outlive get_mset
+  if (by_value) {
+    keymaker.add_value(slot, !ascending);
+    keymaker.add_value(index::kNumberSlot, !ascending);
+    enquire.set_sort_by_key_then_relevance(&keymaker, false);
+  }
+  const bool count_here = options.count_total && !cursor.keyset;
+  if (count_here && options.spy != nullptr) enquire.add_matchspy(options.spy);
+  const Xapian::doccount doccount = db.get_doccount();
+  const uint64_t start = cursor.keyset ? cursor.ties : cursor.offset;
+  const Xapian::doccount first = static_cast<Xapian::doccount>(std::min<uint64_t>(start, doccount));
+  const Xapian::MSet mset = enquire.get_mset(first, options.size + 1, count_here ? doccount : 0);
+
+  Page page;
+  if (count_here) {
+    page.total = mset.get_matches_estimated();
+  } else if (options.count_total) {
+    page.total = CountMatches(db, parsed.query, options.spy);
+  }
+  std::string last_sort, last_number;
+  uint64_t ties = 0;
+  for (Xapian::MSetIterator it = mset.begin(); it != mset.end(); ++it) {
+    if (page.hits.size() == static_cast<size_t>(options.size)) {
+      PageCursor next;
+      next.offset = cursor.offset + page.hits.size();
+      if (by_value && !last_sort.empty()) {
+        next.keyset = true;
+        next.sort_value = last_sort;
+        next.number_value = last_number;
+        next.ties = ties;
+      }
+      page.next = next;
+      break;
+    }
+    const Xapian::Document doc = it.get_document();
+    ASSIGN_OR_RETURN(v1::IssueWithComments iwc, index::ReadDocument(doc));
+    v1::SearchHit& hit = page.hits.emplace_back();
+    FillHit(iwc, &hit);
+    hit.set_score(parsed.has_text ? it.get_weight() : 0.0);
+    if (options.snippets) {
+      hit.set_snippet(MakeSnippet(mset, parsed.has_text, iwc, options.snippet_bytes));
+    }
+    if (by_value) {
+      std::string sort_value = doc.get_value(slot);
+      std::string number_value = doc.get_value(index::kNumberSlot);
+      const bool same = sort_value == last_sort && number_value == last_number;
+      // Ties carried over from the previous page count when the key did not move.
+      const bool same_as_cursor = page.hits.size() == 1 && cursor.keyset &&
+                                  sort_value == cursor.sort_value &&
+                                  number_value == cursor.number_value;
+      ties = same ? ties + 1 : (same_as_cursor ? cursor.ties + 1 : 1);
+      last_sort = std::move(sort_value);
+      last_number = std::move(number_value);
+    }
+  }
+  return page;
+}
+
+}  // namespace issuescope::search

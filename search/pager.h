@@ -1,0 +1,56 @@
+// Pager runs a parsed query for one page of hits, in the query's order, starting at a
+// PageCursor (search/page_token.h), and says where the next page starts. Search pages through
+// results with it one request at a time; Export with it chunk by chunk, so memory stays
+// bounded however many hits a query has. Also counts matches exactly (with optional spies).
+// Plain functions over a Database the caller owns and does not share during the call.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "issuescope/v1/search.pb.h"
+#include "search/page_token.h"
+#include "search/query_parser.h"
+#include "xapian.h"
+
+namespace issuescope::search {
+
+// PageOptions says what FetchPage returns besides the hits.
+struct PageOptions {
+  // Hits per page (> 0).
+  int size = 20;
+  // Compute the exact number of matches of the whole query (Page::total). Default: false.
+  bool count_total = false;
+  // Spy to pass every match to when counting (only with count_total; not owned). Default: none.
+  Xapian::MatchSpy* spy = nullptr;
+  // Highlighted snippets in the hits. Default: true.
+  bool snippets = true;
+  // Length of snippets in bytes.
+  size_t snippet_bytes = 200;
+};
+
+// Page is one page of hits.
+struct Page {
+  std::vector<v1::SearchHit> hits;
+  // Exact number of matches of the query, when PageOptions::count_total.
+  std::optional<int64_t> total;
+  // Where the next page starts; nullopt on the last page.
+  std::optional<PageCursor> next;
+};
+
+// FetchPage returns the page of `parsed` that starts at `cursor`. Throws what Xapian throws;
+// DATA_LOSS for a document whose data is not an issue.
+absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& parsed,
+                               const PageCursor& cursor, const PageOptions& options);
+
+// CountMatches returns the exact number of matches of `query`, passing each to `spy` (may be
+// null). Throws what Xapian throws.
+int64_t CountMatches(const Xapian::Database& db, const Xapian::Query& query,
+                     Xapian::MatchSpy* spy);
+
+// FillHit copies the fields of an indexed issue into a hit (no score, no snippet).
+void FillHit(const v1::IssueWithComments& issue, v1::SearchHit* hit);
+
+}  // namespace issuescope::search

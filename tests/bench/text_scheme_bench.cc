@@ -1,0 +1,162 @@
+// bench_text_schemes: what each way of indexing free text costs, on the benchmark corpus.
+// For every scheme it builds the same issues into a fresh on-disk Xapian database (one commit)
+// and prints CPU milliseconds per document, terms and positions per document and database
+// bytes per document. Each document also carries the serialized issue as data, as the real
+// documents do; boolean terms and value slots are left out (they are the same in every scheme).
+// "per-field (current)" is common/index_text's IndexIssueText; the others are alternatives
+// measured for docs/BENCHMARKS.md.
+//
+//   bench_text_schemes [--issues N] [--dir DIR]
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "common/index_schema.h"
+#include "common/index_text.h"
+#include "tests/bench/bench_corpus.h"
+#include "xapian.h"
+
+namespace {
+
+namespace ix = issuescope::index;
+using issuescope::v1::IssueWithComments;
+using TextFn = std::function<void(const IssueWithComments&, Xapian::Document*)>;
+
+double CpuSeconds() {
+  rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+Xapian::TermGenerator Generator(Xapian::TermGenerator::stem_strategy strategy) {
+  Xapian::TermGenerator gen;
+  gen.set_stemmer(Xapian::Stem("english"));
+  gen.set_stemming_strategy(strategy);
+  gen.set_flags(Xapian::TermGenerator::FLAG_CJK_NGRAM);
+  return gen;
+}
+
+// Fields calls index(text, wdf_inc, prefix) for title, body and each comment.
+void Fields(const IssueWithComments& iwc, Xapian::TermGenerator& gen, bool prefixed,
+            bool comment_positions) {
+  const std::string s = prefixed ? ix::kTitlePrefix : "";
+  const std::string b = prefixed ? ix::kBodyPrefix : "";
+  const std::string c = prefixed ? ix::kCommentPrefix : "";
+  gen.index_text(iwc.issue().title(), 2, s);
+  gen.increase_termpos();
+  gen.index_text(iwc.issue().body(), 1, b);
+  for (const auto& comment : iwc.comments()) {
+    gen.increase_termpos();
+    if (comment_positions) {
+      gen.index_text(comment.body(), 1, c);
+    } else {
+      gen.index_text_without_positions(comment.body(), 1, c);
+    }
+  }
+}
+
+struct Scheme {
+  std::string name;
+  TextFn fn;
+};
+
+std::vector<Scheme> Schemes() {
+  return {
+      {"twice: prefixed + unprefixed (previous)",
+       [](const IssueWithComments& iwc, Xapian::Document* doc) {
+         Xapian::TermGenerator gen = Generator(Xapian::TermGenerator::STEM_SOME);
+         gen.set_document(*doc);
+         Fields(iwc, gen, true, true);
+         gen.increase_termpos();
+         Fields(iwc, gen, false, true);
+       }},
+      {"per-field once (current)", [](const IssueWithComments& iwc,
+                                      Xapian::Document* doc) { ix::IndexIssueText(iwc, doc); }},
+      {"per-field once, stems only (STEM_ALL)",
+       [](const IssueWithComments& iwc, Xapian::Document* doc) {
+         Xapian::TermGenerator gen = Generator(Xapian::TermGenerator::STEM_ALL);
+         gen.set_document(*doc);
+         Fields(iwc, gen, true, true);
+       }},
+      {"per-field once, no comment positions",
+       [](const IssueWithComments& iwc, Xapian::Document* doc) {
+         Xapian::TermGenerator gen = Generator(Xapian::TermGenerator::STEM_SOME);
+         gen.set_document(*doc);
+         Fields(iwc, gen, true, false);
+       }},
+      {"unprefixed once (no in:)",
+       [](const IssueWithComments& iwc, Xapian::Document* doc) {
+         Xapian::TermGenerator gen = Generator(Xapian::TermGenerator::STEM_SOME);
+         gen.set_document(*doc);
+         Fields(iwc, gen, false, true);
+       }},
+  };
+}
+
+int64_t DirBytes(const std::string& dir) {
+  int64_t bytes = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) bytes += static_cast<int64_t>(e.file_size());
+  }
+  return bytes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Measure free-text indexing schemes."};
+  issuescope::bench::CorpusOptions options;
+  options.issues = 5000;
+  std::string dir = std::filesystem::temp_directory_path() / "issuescope-text-schemes";
+  app.add_option("--issues", options.issues, "issues to index per scheme")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--dir", dir, "scratch directory (removed)");
+  CLI11_PARSE(app, argc, argv);
+
+  std::vector<IssueWithComments> issues;
+  absl::Status s = issuescope::bench::GenerateChunks(options, [&](issuescope::bench::RepoIssues& r) {
+    for (auto& issue : r.issues) issues.push_back(std::move(issue));
+    return absl::OkStatus();
+  });
+  if (!s.ok()) {
+    std::fprintf(stderr, "bench_text_schemes: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  std::printf("%-42s %10s %10s %10s %10s\n", "scheme", "cpu_ms/doc", "terms/doc", "pos/doc",
+              "bytes/doc");
+  for (const Scheme& scheme : Schemes()) {
+    std::filesystem::remove_all(dir);
+    int64_t terms = 0, positions = 0;
+    double excluded = 0;
+    const double start = CpuSeconds();
+    {
+      Xapian::WritableDatabase db(dir, Xapian::DB_CREATE | Xapian::DB_NO_SYNC |
+                                           Xapian::DB_BACKEND_GLASS);
+      for (const IssueWithComments& iwc : issues) {
+        Xapian::Document doc;
+        scheme.fn(iwc, &doc);
+        doc.set_data(iwc.SerializeAsString());
+        const double counting = CpuSeconds();  // counting is not part of the cost
+        terms += doc.termlist_count();
+        for (auto t = doc.termlist_begin(); t != doc.termlist_end(); ++t) {
+          positions += t.positionlist_count();
+        }
+        excluded += CpuSeconds() - counting;
+        db.add_document(doc);
+      }
+      db.commit();
+    }
+    const double cpu = CpuSeconds() - start - excluded;
+    const double n = static_cast<double>(issues.size());
+    std::printf("%-42s %10.2f %10.0f %10.0f %10.0f\n", scheme.name.c_str(), cpu * 1000 / n,
+                terms / n, positions / n, DirBytes(dir) / n);
+  }
+  std::filesystem::remove_all(dir);
+  return 0;
+}

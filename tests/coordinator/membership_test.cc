@@ -1,0 +1,236 @@
+// Membership: draining (LeaveWorker / DrainWorker), failover timing after a worker dies, and
+// shared account budgets reported in heartbeats.
+#include <string>
+#include <vector>
+
+#include "common/time_util.h"
+#include "coordinator/account_budgets.h"
+#include "gtest/gtest.h"
+#include "tests/coordinator/core_fixture.h"
+
+namespace issuescope::coordinator::testing {
+namespace {
+
+class MembershipTest : public CoreTest {
+ protected:
+  absl::StatusOr<v1::DrainWorkerResponse> Drain(const std::string& worker) {
+    v1::DrainWorkerRequest req;
+    req.set_worker_id(worker);
+    return core_->DrainWorker(req);
+  }
+  v1::WorkerStatus WorkerStatusOf(const std::string& id) {
+    const v1::GetStatusResponse status = Status();
+    for (const auto& w : status.workers()) {
+      if (w.worker_id() == id) return w;
+    }
+    return v1::WorkerStatus();
+  }
+  bool Known(const std::string& id) { return !WorkerStatusOf(id).worker_id().empty(); }
+
+  static v1::TokenBudget Budget(const std::string& account, const std::string& fp,
+                                int64_t remaining, absl::Time reset) {
+    v1::TokenBudget b;
+    b.set_account(account);
+    b.set_token_fingerprint(fp);
+    b.set_tracker(v1::TRACKER_GITHUB);
+    b.set_remaining(remaining);
+    b.set_limit(5000);
+    *b.mutable_reset() = ToProto(reset);
+    return b;
+  }
+  absl::StatusOr<v1::HeartbeatResponse> Beat(const std::string& worker,
+                                             const std::vector<v1::TokenBudget>& budgets,
+                                             const std::vector<v1::Lease>& held = {}) {
+    v1::HeartbeatRequest req;
+    req.set_worker_id(worker);
+    for (const auto& lease : held) {
+      req.add_held()->set_repo(lease.repo_slug());
+      req.mutable_held(req.held_size() - 1)->set_epoch(lease.epoch());
+    }
+    for (const auto& b : budgets) *req.add_budgets() = b;
+    return core_->Heartbeat(req);
+  }
+};
+
+TEST_F(MembershipTest, DrainingWorkerFinishesItsLeasesThenLeaves) {
+  std::vector<v1::RepositorySpec> specs;
+  for (int i = 0; i < 20; ++i) specs.push_back(Spec("o", "r" + std::to_string(i)));
+  Add(specs);
+  Register("a");
+  Register("b");
+  std::vector<v1::Lease> held = Acquire("a", 2);
+  ASSERT_EQ(held.size(), 2u);
+
+  auto drained = Drain("a");
+  ASSERT_TRUE(drained.ok()) << drained.status();
+  EXPECT_EQ(drained->leases_held(), 2);
+  EXPECT_FALSE(drained->removed());
+  v1::WorkerStatus a = WorkerStatusOf("a");
+  EXPECT_TRUE(a.draining());
+  EXPECT_EQ(a.repositories_owned(), 0);
+  EXPECT_TRUE(Acquire("a", 10).empty()) << "a draining worker gets no new leases";
+  // Its leases stay valid and renewable; b now owns everything else.
+  auto beat = Heartbeat("a", held);
+  ASSERT_TRUE(beat.ok());
+  EXPECT_EQ(beat->revoked_size(), 0);
+  EXPECT_TRUE(beat->draining());
+  EXPECT_EQ(Acquire("b", 100).size(), 18u);
+
+  // One lease finishes, the other is handed back: then a is gone.
+  auto done = Report("a", held[0]);
+  done.set_done(true);
+  ASSERT_TRUE(core_->ReportProgress(done).ok());
+  EXPECT_TRUE(Known("a"));
+  v1::ReleaseLeaseRequest release;
+  release.set_worker_id("a");
+  release.mutable_lease()->set_repo(held[1].repo_slug());
+  release.mutable_lease()->set_epoch(held[1].epoch());
+  ASSERT_TRUE(core_->ReleaseLease(release).ok());
+  EXPECT_FALSE(Known("a"));
+  // The handed-back repository goes to b; after a restart a is still gone.
+  auto rest = Acquire("b", 100);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].repo_slug(), held[1].repo_slug());
+  Reopen();
+  EXPECT_FALSE(Known("a"));
+}
+
+TEST_F(MembershipTest, DrainWithoutLeasesRemovesAtOnceAndReRegisteringRejoins) {
+  Register("a");
+  auto drained = Drain("a");
+  ASSERT_TRUE(drained.ok());
+  EXPECT_TRUE(drained->removed());
+  EXPECT_FALSE(Known("a"));
+  EXPECT_EQ(Drain("nobody").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(Drain("bad id").status().code(), absl::StatusCode::kInvalidArgument);
+  Register("a");
+  EXPECT_TRUE(Known("a"));
+  EXPECT_FALSE(WorkerStatusOf("a").draining());
+}
+
+TEST_F(MembershipTest, DeadWorkersRepositoriesAreGrantedAgainWithinTheTimeout) {
+  Add({Spec("o", "r")});
+  Register("a");
+  Register("b");
+  std::string holder = Acquire("a").empty() ? "b" : "a";
+  const std::string other = holder == "a" ? "b" : "a";
+  if (holder == "b") ASSERT_EQ(Acquire("b").size(), 1u);
+  // The holder goes silent; the other keeps heartbeating.
+  for (int i = 0; i < 4; ++i) {
+    clock_.Advance(absl::Seconds(2));
+    ASSERT_TRUE(Heartbeat(other, {}).ok());
+    EXPECT_TRUE(Acquire(other).empty()) << "granted while the holder is alive, at " << i;
+  }
+  clock_.Advance(absl::Milliseconds(1999));
+  EXPECT_TRUE(Acquire(other).empty()) << "granted 1 ms before the worker timeout";
+  // worker_timeout (10 s) since the holder's last call: well within lease_ttl (15 s) + 1 s.
+  clock_.Advance(absl::Milliseconds(1));
+  auto leases = Acquire(other);
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].epoch(), 2u);
+  EXPECT_EQ(core_->Counters().lease_expirations, 1);
+  EXPECT_EQ(core_->Counters().epochs_granted, 2);
+}
+
+TEST(AccountBookTest, KeepsTheSmallestRemainingOfTheNewestWindow) {
+  AccountBook book(100);
+  const absl::Time t0 = absl::FromUnixSeconds(1700000000);
+  auto report = [&](const std::string& worker, int64_t remaining, absl::Time reset) {
+    google::protobuf::RepeatedPtrField<v1::TokenBudget> budgets;
+    v1::TokenBudget* b = budgets.Add();
+    b->set_account("alice");
+    b->set_token_fingerprint(worker == "w1" ? "0123abcd" : "89abcdef");
+    b->set_tracker(v1::TRACKER_GITHUB);
+    b->set_remaining(remaining);
+    b->set_limit(5000);
+    *b->mutable_reset() = ToProto(reset);
+    book.Report(worker, budgets);
+  };
+  report("w1", 3000, t0 + absl::Minutes(30));
+  report("w2", 2500, t0 + absl::Minutes(30));
+  report("w1", 2800, t0 + absl::Minutes(30));  // stale view of w1: the minimum stays
+  report("w2", 4999, t0 - absl::Minutes(30));  // an older window: ignored
+  AccountBook::LeaseCount leases = {{{"w1", v1::TRACKER_GITHUB}, 3}};
+  auto view = book.View(t0, leases, nullptr);
+  ASSERT_EQ(view.size(), 1u);
+  EXPECT_EQ(view[0].remaining(), 2500);
+  EXPECT_EQ(view[0].limit(), 5000);
+  EXPECT_EQ(view[0].leases(), 3);
+  EXPECT_EQ(view[0].token_fingerprints_size(), 2);
+  EXPECT_EQ(view[0].workers_size(), 2);
+  EXPECT_FALSE(view[0].held_back());
+  // 2500 >= 100 * (3 + 1); with 25 leases running it is not.
+  EXPECT_TRUE(book.MayGrant("w2", v1::TRACKER_GITHUB, t0, leases));
+  leases[{"w1", v1::TRACKER_GITHUB}] = 25;
+  EXPECT_FALSE(book.MayGrant("w2", v1::TRACKER_GITHUB, t0, leases));
+  EXPECT_TRUE(book.MayGrant("w2", v1::TRACKER_GITLAB, t0, leases)) << "other tracker";
+  EXPECT_TRUE(book.MayGrant("w3", v1::TRACKER_GITHUB, t0, leases)) << "no account reported";
+  // After the reset the full limit is available again.
+  EXPECT_TRUE(book.MayGrant("w2", v1::TRACKER_GITHUB, t0 + absl::Hours(1), leases));
+  // A new window replaces the old figures.
+  report("w1", 4900, t0 + absl::Minutes(90));
+  EXPECT_EQ(book.View(t0 + absl::Hours(1), leases, nullptr)[0].remaining(), 4900);
+}
+
+TEST(AccountBookTest, RejectsMalformedBudgetsWithoutEchoingThem) {
+  v1::TokenBudget ok;
+  ok.set_account("alice");
+  ok.set_token_fingerprint("0123abcd");
+  ok.set_remaining(-1);
+  EXPECT_TRUE(ValidateTokenBudget(ok, "budgets[0]").ok());
+  v1::TokenBudget token = ok;
+  token.set_token_fingerprint("ghp_secretsecretsecretsecret");
+  absl::Status s = ValidateTokenBudget(token, "budgets[0]");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(s.message()).find("secret"), std::string::npos) << s;
+  EXPECT_NE(std::string(s.message()).find("budgets[0].token_fingerprint"), std::string::npos);
+  v1::TokenBudget account = ok;
+  account.set_account("has space");
+  EXPECT_FALSE(ValidateTokenBudget(account, "b").ok());
+  v1::TokenBudget negative = ok;
+  negative.set_remaining(-5);
+  EXPECT_FALSE(ValidateTokenBudget(negative, "b").ok());
+}
+
+TEST_F(MembershipTest, WorkersSharingAnAccountStopTakingLeasesBeforeItIsSpent) {
+  std::vector<v1::RepositorySpec> specs;
+  for (int i = 0; i < 40; ++i) specs.push_back(Spec("o", "r" + std::to_string(i)));
+  Add(specs);
+  Register("a", 100);
+  Register("b", 100);
+  const absl::Time reset = clock_.Now() + absl::Minutes(30);
+  // Both use account "shared"; b's view is the lower one: 350 left, reserve 100 per crawl.
+  ASSERT_TRUE(Beat("a", {Budget("shared", "0123abcd", 4000, reset)}).ok());
+  ASSERT_TRUE(Beat("b", {Budget("shared", "89abcdef", 350, reset)}).ok());
+  const size_t granted = Acquire("a").size() + Acquire("b").size();
+  EXPECT_EQ(granted, 3u) << "350 left covers three crawls with 100 each in reserve";
+  auto beat = Beat("a", {Budget("shared", "0123abcd", 4000, reset)});
+  ASSERT_TRUE(beat.ok());
+  ASSERT_EQ(beat->accounts_size(), 1);
+  EXPECT_EQ(beat->accounts(0).remaining(), 350);
+  EXPECT_EQ(beat->accounts(0).leases(), 3);
+  EXPECT_TRUE(beat->accounts(0).held_back());
+  const v1::GetStatusResponse status = Status();
+  ASSERT_EQ(status.accounts_size(), 1);
+  EXPECT_EQ(status.accounts(0).account(), "shared");
+  EXPECT_EQ(status.accounts(0).workers_size(), 2);
+  for (const auto& w : status.workers()) {
+    ASSERT_EQ(w.accounts_size(), 1);
+    EXPECT_EQ(w.accounts(0), "shared");
+  }
+  // After the reset the budget is whole again and the rest is granted.
+  clock_.Advance(absl::Minutes(31));
+  Register("a", 100);
+  Register("b", 100);
+  ASSERT_TRUE(Beat("a", {Budget("shared", "0123abcd", 5000, reset + absl::Hours(1))}).ok());
+  ASSERT_TRUE(Beat("b", {Budget("shared", "89abcdef", 5000, reset + absl::Hours(1))}).ok());
+  EXPECT_EQ(Acquire("a").size() + Acquire("b").size(), 40u);
+
+  v1::HeartbeatRequest bad;
+  bad.set_worker_id("a");
+  *bad.add_budgets() = Budget("shared", "not-hex!", 1, reset);
+  EXPECT_EQ(core_->Heartbeat(bad).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace issuescope::coordinator::testing

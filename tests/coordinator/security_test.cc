@@ -1,0 +1,182 @@
+// The admin bearer token over gRPC (UNAUTHENTICATED without or with a wrong token, worker calls
+// and GetStatus open), and TLS on loopback with a self-signed certificate made by the openssl
+// command-line tool in the test.
+#include "coordinator/security.h"
+
+#include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "coordinator/coordinator_service.h"
+#include "gtest/gtest.h"
+#include "tests/coordinator/core_fixture.h"
+
+namespace issuescope::coordinator::testing {
+namespace {
+
+constexpr char kToken[] = "s3cret-admin-token";
+
+TEST(SecurityTest, ConstantTimeEquals) {
+  EXPECT_TRUE(ConstantTimeEquals("abc", "abc"));
+  EXPECT_FALSE(ConstantTimeEquals("abc", "abd"));
+  EXPECT_FALSE(ConstantTimeEquals("abc", "abcd"));
+  EXPECT_FALSE(ConstantTimeEquals("", "a"));
+  EXPECT_TRUE(ConstantTimeEquals("", ""));
+}
+
+TEST(SecurityTest, TokenFromEnvironmentAndCredentialErrors) {
+  ::setenv("ISSUESCOPE_TEST_TOKEN", "  tok \n", 1);
+  auto token = ReadTokenFromEnv("ISSUESCOPE_TEST_TOKEN");
+  ASSERT_TRUE(token.ok());
+  EXPECT_EQ(*token, "tok");
+  ::unsetenv("ISSUESCOPE_TEST_TOKEN");
+  auto missing = ReadTokenFromEnv("ISSUESCOPE_TEST_TOKEN");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(missing.status().message()).find("ISSUESCOPE_TEST_TOKEN"),
+            std::string::npos);
+  EXPECT_TRUE(MakeServerCredentials("", "").ok());
+  EXPECT_EQ(MakeServerCredentials("cert.pem", "").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MakeServerCredentials("/no/such.pem", "/no/such.key").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+class AuthTest : public CoreTest {
+ protected:
+  void SetUp() override {
+    CoreTest::SetUp();
+    service_ = std::make_unique<CoordinatorService>(core_.get(), kToken);
+    grpc::ServerBuilder builder;
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    stub_ = v1::Coordinator::NewStub(server_->InProcessChannel(grpc::ChannelArguments()));
+  }
+  void TearDown() override { server_->Shutdown(); }
+
+  grpc::Status Trigger(const std::string& authorization) {
+    grpc::ClientContext ctx;
+    if (!authorization.empty()) ctx.AddMetadata("authorization", authorization);
+    v1::TriggerCrawlResponse resp;
+    return stub_->TriggerCrawl(&ctx, v1::TriggerCrawlRequest(), &resp);
+  }
+
+  std::unique_ptr<CoordinatorService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::Coordinator::Stub> stub_;
+};
+
+TEST_F(AuthTest, AdminCallsNeedTheBearerToken) {
+  struct Case {
+    std::string authorization;
+    grpc::StatusCode want;
+  };
+  const Case cases[] = {{"", grpc::StatusCode::UNAUTHENTICATED},
+                        {"Bearer wrong", grpc::StatusCode::UNAUTHENTICATED},
+                        {std::string("Basic ") + kToken, grpc::StatusCode::UNAUTHENTICATED},
+                        {std::string("Bearer ") + kToken + "x", grpc::StatusCode::UNAUTHENTICATED},
+                        {std::string("Bearer ") + kToken, grpc::StatusCode::OK},
+                        {std::string("bearer ") + kToken, grpc::StatusCode::OK}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.authorization);
+    grpc::Status s = Trigger(c.authorization);
+    EXPECT_EQ(s.error_code(), c.want) << s.error_message();
+    EXPECT_EQ(s.error_message().find(kToken), std::string::npos) << "the token is never echoed";
+  }
+  // Every admin call is guarded.
+  grpc::ClientContext add_ctx, remove_ctx, pause_ctx, resume_ctx, drain_ctx;
+  v1::AddRepositoriesRequest add;
+  *add.add_repositories() = Spec("o", "r");
+  v1::AddRepositoriesResponse added;
+  EXPECT_EQ(stub_->AddRepositories(&add_ctx, add, &added).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  v1::RemoveRepositoriesResponse removed;
+  EXPECT_EQ(stub_->RemoveRepositories(&remove_ctx, v1::RemoveRepositoriesRequest(), &removed)
+                .error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  v1::PauseRepositoriesResponse paused;
+  EXPECT_EQ(
+      stub_->PauseRepositories(&pause_ctx, v1::PauseRepositoriesRequest(), &paused).error_code(),
+      grpc::StatusCode::UNAUTHENTICATED);
+  v1::ResumeRepositoriesResponse resumed;
+  EXPECT_EQ(stub_->ResumeRepositories(&resume_ctx, v1::ResumeRepositoriesRequest(), &resumed)
+                .error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  v1::DrainWorkerRequest drain;
+  drain.set_worker_id("w");
+  v1::DrainWorkerResponse drained;
+  EXPECT_EQ(stub_->DrainWorker(&drain_ctx, drain, &drained).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Status().repositories_size(), 0) << "nothing changed";
+
+  // Worker calls and GetStatus need no token; a worker may leave by itself.
+  grpc::ClientContext reg_ctx, status_ctx, leave_ctx;
+  v1::RegisterWorkerRequest reg;
+  reg.set_worker_id("w");
+  v1::RegisterWorkerResponse registered;
+  EXPECT_TRUE(stub_->RegisterWorker(&reg_ctx, reg, &registered).ok());
+  v1::GetStatusResponse status;
+  EXPECT_TRUE(stub_->GetStatus(&status_ctx, v1::GetStatusRequest(), &status).ok());
+  EXPECT_TRUE(stub_->LeaveWorker(&leave_ctx, drain, &drained).ok());
+  EXPECT_TRUE(drained.removed());
+}
+
+// Shell runs a command; true when it exits 0.
+bool Shell(const std::string& command) { return std::system(command.c_str()) == 0; }
+
+TEST_F(CoreTest, ServesTlsWithASelfSignedCertificate) {
+  if (!Shell("command -v openssl >/dev/null 2>&1")) GTEST_SKIP() << "no openssl command";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("issuescope-tls-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string cert = (dir / "cert.pem").string();
+  const std::string key = (dir / "key.pem").string();
+  ASSERT_TRUE(Shell("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+                    "-addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout " +
+                    key + " -out " + cert + " >/dev/null 2>&1"));
+  auto credentials = MakeServerCredentials(cert, key);
+  ASSERT_TRUE(credentials.ok()) << credentials.status();
+  EXPECT_EQ(MakeServerCredentials(key, cert).status().code(), absl::StatusCode::kInvalidArgument)
+      << "files swapped";
+
+  CoordinatorService service(core_.get(), kToken);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", *credentials, &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  ASSERT_GT(port, 0);
+  const std::string target = "localhost:" + std::to_string(port);
+
+  auto ca = ReadTextFile(cert);
+  ASSERT_TRUE(ca.ok());
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = *ca;
+  auto stub = v1::Coordinator::NewStub(grpc::CreateChannel(target, grpc::SslCredentials(ssl)));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  ctx.AddMetadata("authorization", std::string("Bearer ") + kToken);
+  v1::AddRepositoriesRequest add;
+  *add.add_repositories() = Spec("o", "r");
+  v1::AddRepositoriesResponse added;
+  grpc::Status s = stub->AddRepositories(&ctx, add, &added);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(added.added_size(), 1);
+
+  // A plaintext client cannot talk to the TLS port.
+  auto plain = v1::Coordinator::NewStub(
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext plain_ctx;
+  plain_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::GetStatusResponse status;
+  EXPECT_FALSE(plain->GetStatus(&plain_ctx, v1::GetStatusRequest(), &status).ok());
+  server->Shutdown();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace issuescope::coordinator::testing
