@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/index_facets.h"
 #include "common/index_schema.h"
 #include "common/index_text.h"
 #include "common/repo_slug.h"
@@ -131,6 +132,7 @@ Xapian::Document BuildDocument(const v1::IssueWithComments& iwc) {
   doc.add_value(kReactionsSlot, Xapian::sortable_serialise(issue.reactions()));
   doc.add_value(kVersionSlot, IssueVersion(iwc).Encode());
 
+  AddFacetValues(iwc, &doc);
   doc.set_data(iwc.SerializeAsString());
   return doc;
 }

@@ -96,4 +96,32 @@ std::map<std::string, uint64_t> ReadFeedPositions(const std::string& index_dir) 
   return result;
 }
 
+namespace {
+int64_t ParseCount(const std::string& value) {
+  int64_t n = 0;
+  return absl::SimpleAtoi(value, &n) ? n : 0;
+}
+}  // namespace
+
+TaggingStatus ReadTaggingStatus(const std::string& index_dir) {
+  TaggingStatus status;
+  bool first = true;
+  for (const std::string& path : ShardPaths(index_dir)) {
+    Xapian::Database db(path);
+    const std::string tagger = db.get_metadata(kTaggerMetadataKey);
+    if (first) {
+      status.tagger = tagger;
+      first = false;
+    } else if (tagger != status.tagger) {
+      status.tagger = "mixed";
+    }
+    const std::string applying = db.get_metadata(kRetagFingerprintKey);
+    if (!applying.empty()) status.retag_fingerprint = applying;
+    status.retag_done += ParseCount(db.get_metadata(kRetagDoneKey));
+    status.retag_total += ParseCount(db.get_metadata(kRetagTotalKey));
+    if (!db.get_metadata(kRetagCursorKey).empty()) status.retag_running = true;
+  }
+  return status;
+}
+
 }  // namespace issuescope::index

@@ -54,4 +54,21 @@ std::vector<std::string> ShardPaths(const std::string& index_dir);
 // the key counts as 0). Throws what Xapian throws.
 std::map<std::string, uint64_t> ReadFeedPositions(const std::string& index_dir);
 
+// TaggingStatus is what an index says about its tags, summed over its shards.
+struct TaggingStatus {
+  // The tagger fingerprint the tags were made with ("" when unknown, "mixed" when shards
+  // differ).
+  std::string tagger;
+  // The fingerprint a re-tag is applying (or applied last), and its progress.
+  std::string retag_fingerprint;
+  int64_t retag_done = 0;
+  int64_t retag_total = 0;
+  // True while some shard still has documents to re-tag.
+  bool retag_running = false;
+};
+
+// ReadTaggingStatus reads the tagger and re-tag metadata (index_schema.h) of every local shard
+// of `index_dir`. Throws what Xapian throws.
+TaggingStatus ReadTaggingStatus(const std::string& index_dir);
+
 }  // namespace issuescope::index

@@ -55,6 +55,14 @@ inline constexpr char kFeedMetadataPrefix[] = "feed:";
 // tags were made with; the indexer re-tags when it differs from its own.
 inline constexpr char kTaggerMetadataKey[] = "tagger";
 
+// Metadata keys of a re-tag in progress, per shard database (written by indexer::Retagger,
+// read by index::ReadTaggingStatus for the search service's IndexStatus).
+inline constexpr char kRetagFingerprintKey[] = "retag:fingerprint";  // fingerprint being applied
+inline constexpr char kRetagCursorKey[] = "retag:cursor";  // last re-tagged docid; unset when done
+inline constexpr char kRetagEndKey[] = "retag:end";        // last docid the re-tag visits
+inline constexpr char kRetagDoneKey[] = "retag:done";      // documents re-tagged so far
+inline constexpr char kRetagTotalKey[] = "retag:total";    // documents to re-tag
+
 // Document data: a serialized issuescope.v1.IssueWithComments (with tags), so hits, snippets
 // and GetIssue need no other store.
 

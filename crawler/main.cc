@@ -5,7 +5,9 @@
 //
 // Trackers: --github-api/--gitlab-api/--gitee-api set the API base URL used for repositories
 // whose catalog entry names none; --token-env names the environment variable of the token for
-// every tracker, --github-token-env/--gitlab-token-env/--gitee-token-env one tracker's own.
+// every tracker, --github-token-env/--gitlab-token-env/--gitee-token-env one tracker's own pool
+// of tokens (repeatable, "[ACCOUNT=]ENVVAR", each variable a comma-separated token list; see
+// crawler/token_pool.h). --gitee-budget counts Gitee's unannounced budget per token and hour.
 // Bounds: --request-timeout-s, --max-body-mb, --max-pages-per-lease.
 #include <signal.h>
 
@@ -27,6 +29,7 @@
 #include "crawler/curl_transport.h"
 #include "crawler/issue_store.h"
 #include "crawler/store_service.h"
+#include "crawler/token_pool.h"
 #include "crawler/worker.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
@@ -79,7 +82,10 @@ int main(int argc, char** argv) {
   int max_pages_per_lease = 50;
   int request_timeout_s = 60;
   int max_body_mb = 64;
-  std::map<v1::Tracker, std::string> api_urls, token_envs;
+  std::map<v1::Tracker, std::string> api_urls;
+  std::map<v1::Tracker, std::vector<std::string>> token_envs;
+  int64_t gitee_budget = 0;
+  int secondary_backoff_s = 60;
   app.add_option("--id", id, "worker id ([A-Za-z0-9._-]{1,64})");
   app.add_option("--listen", listen, "host:port to serve the IssueStore on (port 0: any)");
   app.add_option("--port-file", port_file, "file to write the bound port to");
@@ -95,11 +101,17 @@ int main(int argc, char** argv) {
   app.add_option("--gitee-api", api_urls[v1::TRACKER_GITEE],
                  "Gitee v5 API base URL, e.g. https://gitee.com/api/v5");
   app.add_option("--github-token-env", token_envs[v1::TRACKER_GITHUB],
-                 "environment variable holding the GitHub token (default: --token-env)");
+                 "[ACCOUNT=]ENVVAR holding GitHub token(s), comma-separated, each optionally "
+                 "ACCOUNT=TOKEN; repeatable: all form one pool (default: --token-env)");
   app.add_option("--gitlab-token-env", token_envs[v1::TRACKER_GITLAB],
-                 "environment variable holding the GitLab token (default: --token-env)");
+                 "[ACCOUNT=]ENVVAR holding GitLab token(s), as --github-token-env");
   app.add_option("--gitee-token-env", token_envs[v1::TRACKER_GITEE],
-                 "environment variable holding the Gitee token (default: --token-env)");
+                 "[ACCOUNT=]ENVVAR holding Gitee token(s), as --github-token-env");
+  app.add_option("--gitee-budget", gitee_budget,
+                 "requests per token per hour to assume for Gitee, which sends no rate headers "
+                 "(0: not counted)");
+  app.add_option("--secondary-backoff-s", secondary_backoff_s,
+                 "first bench of a token after a secondary rate limit without Retry-After");
   app.add_option("--max-pages-per-lease", max_pages_per_lease,
                  "listing pages per lease before the crawl pauses and the lease is handed out "
                  "again (0: no limit)");
@@ -146,11 +158,23 @@ int main(int argc, char** argv) {
     options.crawler.token = ReadTokenEnv("--token-env", token_env, &error);
     if (!error.empty()) return Fail(error);
   }
-  for (const auto& [kind, var] : token_envs) {
-    if (var.empty()) continue;
-    options.crawler.tokens[kind] =
-        ReadTokenEnv(absl::StrCat("--", TrackerName(kind), "-token-env"), var, &error);
-    if (!error.empty()) return Fail(error);
+  if (gitee_budget < 0 || secondary_backoff_s < 0) {
+    return Fail("--gitee-budget and --secondary-backoff-s must be >= 0");
+  }
+  for (const auto& [kind, specs] : token_envs) {
+    std::vector<crawler::PoolToken> tokens;
+    if (!specs.empty()) {
+      auto read = crawler::TokensFromEnv(specs, absl::StrCat("--", TrackerName(kind), "-token-env"));
+      if (!read.ok()) return Fail(std::string(read.status().message()));
+      tokens = *std::move(read);
+    } else if (!options.crawler.token.empty()) {
+      tokens.push_back({"default", options.crawler.token});
+    }
+    crawler::TokenPoolOptions pool_options;
+    pool_options.secondary_backoff = absl::Seconds(secondary_backoff_s);
+    if (kind == v1::TRACKER_GITEE) pool_options.assumed_limit = gitee_budget;
+    options.crawler.pools[kind] = std::make_shared<crawler::TokenPool>(
+        kind, std::move(tokens), Clock::Real(), pool_options);
   }
   for (const auto& [kind, url] : api_urls) {
     if (!url.empty()) options.crawler.api_urls[kind] = url;

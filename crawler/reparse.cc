@@ -36,7 +36,9 @@ absl::StatusOr<ReparseResult> Reparse(IssueStore* store, absl::string_view repo_
     ++result.pages;
     auto [it, fresh] = repos.try_emplace(slug);
     RepoState& state = it->second;
-    if (fresh) ASSIGN_OR_RETURN(state.epoch, store->Epoch(slug));
+    if (fresh) {
+      ASSIGN_OR_RETURN(state.epoch, store->Epoch(slug));
+    }
     auto& tracker = trackers[page.repo.tracker()];
     if (!tracker) {
       auto made = MakeTracker(page.repo.tracker());

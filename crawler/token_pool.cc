@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 
@@ -82,6 +83,36 @@ absl::StatusOr<std::vector<PoolToken>> ParseTokenList(absl::string_view list,
       return absl::InvalidArgumentError(absl::StrCat(
           "account name '", t.account.substr(0, 100), "' must match [A-Za-z0-9._@-]{1,100}"));
     }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<PoolToken>> TokensFromEnv(const std::vector<std::string>& specs,
+                                                     absl::string_view flag) {
+  std::vector<PoolToken> out;
+  for (const std::string& spec : specs) {
+    std::string account, var = spec;
+    const size_t eq = spec.find('=');
+    if (eq != std::string::npos) {
+      account = spec.substr(0, eq);
+      var = spec.substr(eq + 1);
+      if (!ValidAccountName(account)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            flag, " '", spec.substr(0, 120), "': account must match [A-Za-z0-9._@-]{1,100}"));
+      }
+    }
+    if (var.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, " names no variable"));
+    const char* value = std::getenv(var.c_str());
+    if (value == nullptr || *value == '\0') {
+      return absl::InvalidArgumentError(absl::StrCat("environment variable ", var, " (named by ",
+                                                     flag, ") is not set or empty"));
+    }
+    auto tokens = ParseTokenList(value, account.empty() ? var : account);
+    if (!tokens.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("environment variable ", var, ": ", tokens.status().message()));
+    }
+    for (PoolToken& t : *tokens) out.push_back(std::move(t));
   }
   return out;
 }
@@ -278,12 +309,15 @@ std::vector<TokenStatus> TokenPool::Snapshot() const {
 std::vector<v1::TokenBudget> TokenPool::Budgets() const {
   std::vector<v1::TokenBudget> out;
   for (const TokenStatus& s : Snapshot()) {
+    // The coordinator takes 8-hex fingerprints and known budgets only: anonymous requests and
+    // tokens not used yet are not reported.
+    if (s.fingerprint.size() != 8 || s.remaining < 0) continue;
     v1::TokenBudget b;
     b.set_account(s.account);
     b.set_token_fingerprint(s.fingerprint);
     b.set_tracker(tracker_);
     b.set_remaining(s.remaining);
-    b.set_limit(s.limit);
+    b.set_limit(std::max<int64_t>(s.limit, 0));
     if (s.reset != absl::InfinitePast()) *b.mutable_reset() = ToProto(s.reset);
     out.push_back(std::move(b));
   }

@@ -105,6 +105,13 @@ std::string TokenFingerprint(absl::string_view token);
 absl::StatusOr<std::vector<PoolToken>> ParseTokenList(absl::string_view list,
                                                       absl::string_view default_account);
 
+// TokensFromEnv reads the tokens named by `specs`, each "ENVVAR" or "account=ENVVAR"; the
+// variable holds a ParseTokenList list (its items' account defaults to the spec's account, else
+// to the variable's name). INVALID_ARGUMENT naming the variable (never its value) when it is
+// unset or empty or its list is malformed. `flag` names the option in errors.
+absl::StatusOr<std::vector<PoolToken>> TokensFromEnv(const std::vector<std::string>& specs,
+                                                     absl::string_view flag);
+
 // ValidAccountName reports whether `name` matches [A-Za-z0-9._@-]{1,100}.
 bool ValidAccountName(absl::string_view name);
 
@@ -142,7 +149,8 @@ class TokenPool {
 
   // Snapshot returns every token's state, in pool order.
   std::vector<TokenStatus> Snapshot() const;
-  // Budgets returns the snapshot as heartbeat TokenBudget messages.
+  // Budgets returns the snapshot as heartbeat TokenBudget messages: tokens with a known budget
+  // only (not anonymous ones), limit 0 when unknown.
   std::vector<v1::TokenBudget> Budgets() const;
   // Combined returns the best budget over all tokens (most remaining; the earliest reset among
   // spent ones when all are spent), for progress reports that carry one budget.

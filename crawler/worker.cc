@@ -1,5 +1,6 @@
 #include "crawler/worker.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 #include <vector>
@@ -55,6 +56,20 @@ CrawlerWorker::CrawlerWorker(WorkerOptions options,
     if (!budget) {
       budget = options_.crawler.tokens.count(kind) > 0 ? std::make_shared<RateBudget>()
                                                        : options_.crawler.budget;
+    }
+    // Every crawl of a tracker takes its tokens from one pool: requests on a token are serial
+    // across crawls, and the pool's budgets go into the heartbeats.
+    std::shared_ptr<TokenPool>& pool = options_.crawler.pools[kind];
+    if (!pool) {
+      auto token = options_.crawler.tokens.find(kind);
+      const std::string& secret =
+          token != options_.crawler.tokens.end() ? token->second : options_.crawler.token;
+      TokenPoolOptions pool_options;
+      pool_options.secondary_backoff = options_.crawler.max_backoff;
+      pool_options.max_secondary_backoff = std::max(options_.crawler.max_backoff, absl::Minutes(15));
+      pool = std::make_shared<TokenPool>(
+          kind, std::vector<PoolToken>{{secret.empty() ? "anonymous" : "default", secret}}, clock_,
+          pool_options);
     }
   }
 }
@@ -167,6 +182,10 @@ void CrawlerWorker::HeartbeatLoop() {
       for (const auto& [key, crawl] : crawls_) {
         if (!crawl->finished.load()) *req.add_held() = RefOf(crawl->lease);
       }
+    }
+    for (const auto& [kind, pool] : options_.crawler.pools) {
+      if (!pool) continue;
+      for (v1::TokenBudget& b : pool->Budgets()) *req.add_budgets() = std::move(b);
     }
     v1::HeartbeatResponse resp;
     grpc::ClientContext ctx;

@@ -44,7 +44,8 @@ struct WorkerOptions {
   // Leases crawled at once. Default: 2.
   int capacity = 2;
   // Options of every RepoCrawler (tokens and API URLs per tracker, page size, retries, page
-  // budget). The worker gives each tracker with its own token its own RateBudget.
+  // budget). The worker gives each tracker without a TokenPool in `crawler.pools` a one-token
+  // pool (its token from `tokens`, else `token`); heartbeats report every pool's budgets.
   // Default: CrawlerOptions{}.
   CrawlerOptions crawler;
   // How often to ask for leases when there is free capacity. Default: 500 ms.

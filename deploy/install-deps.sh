@@ -8,7 +8,7 @@ PACKAGES=(
   libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libtomlplusplus-dev
   libspdlog-dev libfmt-dev libzstd-dev zlib1g-dev
   # Benchmarks (peak RSS, SQLite FTS5 baseline), the browser test and the example clients.
-  time sqlite3 chromium chromium-driver python3-grpcio python3-grpc-tools python3-protobuf
+  time sqlite3 xapian-omega chromium chromium-driver python3-grpcio python3-grpc-tools python3-protobuf
 )
 # Node.js with npm (browser test, Node client): Debian's packages unless a node is present.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
@@ -20,10 +20,21 @@ for p in "${PACKAGES[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO="sudo"
-echo "install-deps: installing ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# npm packages of the browser test (playwright-core, driving Debian's chromium) and the Node
+# client, pinned by their package-lock.json files.
+cd "$(dirname "$0")/.."
+for dir in tests/web search/clients/node; do
+  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+    echo "install-deps: npm ci in $dir"
+    npm ci --no-audit --no-fund --loglevel=error --prefix "$dir"
+    touch "$dir/node_modules"
+  fi
+done

@@ -48,8 +48,9 @@ struct BulkIndexOptions {
   // of cores. Default: 0.
   int jobs = 0;
   // batch_docs is the number of issues per run: each run is one database written with one
-  // commit (the commit interval). Larger runs mean fewer, larger merges and more memory
-  // (about 30 KB per issue in flight). Default: 5000.
+  // commit (the commit interval). Larger runs mean fewer, larger merges and more memory: the
+  // reader holds up to batch_docs stored issues per shard plus 2 × jobs runs in flight, and
+  // each worker's database buffers its run until the commit. Default: 5000.
   int batch_docs = 5000;
   // fuller merges with Xapian's FULLER compaction (smaller, for indexes that will not be
   // updated much); else STANDARD, as xapian-compact does by default. Default: false.
@@ -69,7 +70,10 @@ struct BulkIndexStats {
   int64_t issues_read = 0;    // copies read from the source
   int64_t documents = 0;      // documents in the index
   int64_t tombstones = 0;     // issues whose newest copy is deleted (not indexed)
-  int64_t superseded = 0;     // older copies dropped (read after a newer one, or replaced)
+  // superseded counts copies not indexed because an equal or newer copy of the same issue was
+  // read, or replaced later by a newer one (a store's change log names an issue once per
+  // change, so most are repeats of the same version).
+  int64_t superseded = 0;
   int64_t runs = 0;           // run databases built
   double index_seconds = 0;   // reading and building runs (wall clock)
   double merge_seconds = 0;   // merging runs into shards (wall clock)

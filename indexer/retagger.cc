@@ -218,23 +218,13 @@ absl::Status RecordUntagged(const std::vector<IndexWriter*>& shards) {
 }
 
 TaggingStatus ReadTaggingStatus(const std::string& index_dir) {
+  const index::TaggingStatus read = index::ReadTaggingStatus(index_dir);
   TaggingStatus status;
-  bool first = true;
-  for (const std::string& path : index::ShardPaths(index_dir)) {
-    Xapian::Database db(path);
-    const std::string tagger = db.get_metadata(index::kTaggerMetadataKey);
-    if (first) {
-      status.tagger = tagger;
-      first = false;
-    } else if (tagger != status.tagger) {
-      status.tagger = "mixed";
-    }
-    const std::string applying = db.get_metadata(kRetagFingerprintKey);
-    if (!applying.empty()) status.retag.fingerprint = applying;
-    status.retag.done += ParseCount(db.get_metadata(kRetagDoneKey));
-    status.retag.total += ParseCount(db.get_metadata(kRetagTotalKey));
-    if (!db.get_metadata(kRetagCursorKey).empty()) status.retag.running = true;
-  }
+  status.tagger = read.tagger;
+  status.retag.fingerprint = read.retag_fingerprint;
+  status.retag.done = read.retag_done;
+  status.retag.total = read.retag_total;
+  status.retag.running = read.retag_running;
   return status;
 }
 

@@ -25,18 +25,18 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/index_schema.h"
 #include "indexer/index_writer.h"
 #include "indexer/tagger.h"
 
 namespace issuescope::indexer {
 
-// Metadata keys of a re-tag in progress, per shard database (readers such as the search
-// service's IndexStatus read them with ReadTaggingStatus).
-inline constexpr char kRetagFingerprintKey[] = "retag:fingerprint";  // fingerprint being applied
-inline constexpr char kRetagCursorKey[] = "retag:cursor";  // last re-tagged docid; unset when done
-inline constexpr char kRetagEndKey[] = "retag:end";        // last docid the re-tag visits
-inline constexpr char kRetagDoneKey[] = "retag:done";      // documents re-tagged so far
-inline constexpr char kRetagTotalKey[] = "retag:total";    // documents to re-tag
+// Metadata keys of a re-tag in progress (defined with the schema in common/index_schema.h).
+using index::kRetagCursorKey;
+using index::kRetagDoneKey;
+using index::kRetagEndKey;
+using index::kRetagFingerprintKey;
+using index::kRetagTotalKey;
 
 // RetagProgress is a snapshot of a re-tag over all shards.
 struct RetagProgress {

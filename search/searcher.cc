@@ -273,6 +273,11 @@ absl::StatusOr<v1::IndexStatus> Searcher::GetIndexStatusLocked() {
       feed->set_store_id(store);
       feed->set_seq(seq);
     }
+    const index::TaggingStatus tagging = index::ReadTaggingStatus(path_);
+    status.set_tagger(tagging.tagger);
+    status.set_retag_done(tagging.retag_done);
+    status.set_retag_total(tagging.retag_total);
+    status.set_retag_running(tagging.retag_running);
     return status;
   }
   const std::string prefix = index::kFeedMetadataPrefix;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -21,6 +22,7 @@
 #include "crawler/github_client.h"
 #include "crawler/issue_store.h"
 #include "crawler/repo_crawler.h"
+#include "crawler/token_pool.h"
 #include "deploy/cli/progress.h"
 #include "indexer/index_writer.h"
 #include "spdlog/spdlog.h"
@@ -29,19 +31,6 @@ namespace issuescope::cli {
 namespace {
 
 constexpr char kLocalWorker[] = "local";
-
-// CatchUpIndex applies every change of `store` not yet in `writer`; returns events applied.
-absl::StatusOr<int64_t> CatchUpIndex(crawler::IssueStore& store, indexer::IndexWriter& writer) {
-  int64_t events = 0;
-  while (true) {
-    const uint64_t from = writer.Position(store.store_id());
-    ASSIGN_OR_RETURN(v1::ChangeBatch batch, store.ReadChanges(from, 1000));
-    if (batch.last_seq() <= from) return events;
-    batch.set_store_id(store.store_id());
-    RETURN_IF_ERROR(writer.Apply(batch));
-    events += batch.events_size();
-  }
-}
 
 // ProbeApi asks the tracker for the token's rate budget (GET /rate_limit, which GitHub does not
 // count against the budget), so an unreachable URL is reported at once instead of after the
@@ -78,6 +67,18 @@ absl::Status ProbeApi(crawler::HttpTransport& transport, const std::string& api_
 
 }  // namespace
 
+absl::StatusOr<int64_t> CatchUpIndex(crawler::IssueStore& store, indexer::IndexWriter& writer) {
+  int64_t events = 0;
+  while (true) {
+    const uint64_t from = writer.Position(store.store_id());
+    ASSIGN_OR_RETURN(v1::ChangeBatch batch, store.ReadChanges(from, 1000));
+    if (batch.last_seq() <= from) return events;
+    batch.set_store_id(store.store_id());
+    RETURN_IF_ERROR(writer.Apply(batch));
+    events += batch.events_size();
+  }
+}
+
 absl::StatusOr<std::string> ReadToken(const std::string& var) {
   if (var.empty()) return std::string();
   const char* value = std::getenv(var.c_str());
@@ -104,20 +105,40 @@ absl::Status EnsureDirectory(const std::string& dir) {
 
 absl::Status RunCrawl(const CrawlCommandOptions& options) {
   if (options.repos.empty()) return absl::InvalidArgumentError("no repository given");
+  if (options.max_pages_per_lease < 0) {
+    return absl::InvalidArgumentError("--max-pages-per-lease must be >= 0");
+  }
   std::vector<v1::RepositoryRef> repos;
   for (const std::string& spec : options.repos) {
     ASSIGN_OR_RETURN(v1::RepositoryRef ref, ParseRepoSpec(spec));
-    if (ref.tracker() != v1::TRACKER_GITHUB) {
-      return absl::UnimplementedError(absl::StrCat(
-          "repository ", spec, ": only github: repositories can be crawled in this version"));
-    }
-    ref.set_api_url(options.api_url.empty() ? DefaultApiUrl(ref.tracker()) : options.api_url);
+    auto url = options.api_urls.find(ref.tracker());
+    ref.set_api_url(url != options.api_urls.end() && !url->second.empty() ? url->second
+                    : !options.api_url.empty() ? options.api_url
+                                               : DefaultApiUrl(ref.tracker()));
     repos.push_back(ref);
   }
   ASSIGN_OR_RETURN(std::string token, ReadToken(options.token_env));
   RETURN_IF_ERROR(EnsureDirectory(options.data_dir));
-
   Clock* clock = Clock::Real();
+  crawler::CrawlerOptions crawler_options;
+  crawler_options.token = token;
+  crawler_options.max_pages_per_lease = options.max_pages_per_lease;
+  for (v1::Tracker kind : {v1::TRACKER_GITHUB, v1::TRACKER_GITLAB, v1::TRACKER_GITEE}) {
+    std::vector<crawler::PoolToken> tokens;
+    auto specs = options.token_envs.find(kind);
+    if (specs != options.token_envs.end() && !specs->second.empty()) {
+      ASSIGN_OR_RETURN(tokens, crawler::TokensFromEnv(
+                                   specs->second, absl::StrCat("--", TrackerName(kind), "-token-env")));
+    } else if (!token.empty()) {
+      tokens.push_back({"default", token});
+    }
+    crawler::TokenPoolOptions pool_options;
+    pool_options.secondary_backoff = options.secondary_backoff;
+    if (kind == v1::TRACKER_GITEE) pool_options.assumed_limit = options.gitee_budget;
+    crawler_options.pools[kind] =
+        std::make_shared<crawler::TokenPool>(kind, std::move(tokens), clock, pool_options);
+  }
+
   coordinator::CoordinatorOptions coord_options;
   ASSIGN_OR_RETURN(auto coord, coordinator::CoordinatorCore::Open(
                                    options.data_dir + "/coordinator", coord_options, clock));
@@ -125,7 +146,15 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
   ASSIGN_OR_RETURN(auto writer, indexer::IndexWriter::Open(options.data_dir + "/index"));
 
   crawler::CurlTransport transport;
-  RETURN_IF_ERROR(ProbeApi(transport, repos.front().api_url(), token));
+  for (const v1::RepositoryRef& ref : repos) {
+    if (ref.tracker() != v1::TRACKER_GITHUB) continue;  // only GitHub has a free /rate_limit
+    crawler::TokenPool& pool = *crawler_options.pools[v1::TRACKER_GITHUB];
+    ASSIGN_OR_RETURN(crawler::TokenPool::Lease lease, pool.Acquire());
+    const absl::Status probed = ProbeApi(transport, ref.api_url(), lease.token);
+    pool.Release(lease, crawler::RateLimit{}, crawler::TokenOutcome::kOk);
+    RETURN_IF_ERROR(probed);
+    break;
+  }
 
   v1::RegisterWorkerRequest reg;
   reg.set_worker_id(kLocalWorker);
@@ -148,9 +177,6 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
   trigger.set_mode(options.full ? v1::CRAWL_MODE_FULL : v1::CRAWL_MODE_INCREMENTAL);
   RETURN_IF_ERROR(coord->TriggerCrawl(trigger).status());
 
-  crawler::CrawlerOptions crawler_options;
-  crawler_options.token = token;
-  crawler_options.budget = std::make_shared<crawler::RateBudget>();  // shared by all crawls
   ProgressBoard board(stderr, isatty(STDERR_FILENO) != 0);
   for (const std::string& slug : slugs) board.Update(slug, RepoLine{});
 
@@ -160,6 +186,8 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
   std::atomic<bool> finished{false};
   std::vector<std::thread> threads;
   std::vector<std::string> failures;  // guarded by mu
+  // Repositories still to be leased: every named one, and paused crawls again. Guarded by mu.
+  std::set<std::string> pending(slugs.begin(), slugs.end());
 
   // Heartbeats keep long crawls' leases alive.
   std::thread heartbeat([&] {
@@ -169,6 +197,9 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
       {
         absl::MutexLock lock(&mu);
         for (const v1::LeaseRef& l : held) *hb.add_held() = l;
+      }
+      for (const auto& [kind, pool] : crawler_options.pools) {
+        for (v1::TokenBudget& b : pool->Budgets()) *hb.add_budgets() = std::move(b);
       }
       (void)coord->Heartbeat(hb);
       board.Render(clock->Now());
@@ -204,7 +235,12 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
     };
     absl::StatusOr<crawler::CrawlProgress> result = repo_crawler.Crawl(lease, on_progress);
     line.finished = clock->Now();
-    if (result.ok()) {
+    if (result.ok() && result->paused) {
+      line.state = "paused";
+      line.counters = result->counters;
+      absl::MutexLock lock(&mu);
+      pending.insert(lease.repo_slug());  // the coordinator grants it again; continue there
+    } else if (result.ok()) {
       line.state = "done";
       line.counters = result->counters;
     } else {
@@ -233,11 +269,15 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
   const absl::Time start = clock->Now();
   // Hand out leases until every named repository has been crawled once. Whatever happens, the
   // crawl threads and the heartbeat thread are joined before returning.
-  std::set<std::string> pending(slugs.begin(), slugs.end());
   auto hand_out = [&]() -> absl::Status {
     while (true) {
       const int free_slots = options.parallel - running.load();
-      if (free_slots > 0 && !pending.empty()) {
+      bool any_pending = false;
+      {
+        absl::MutexLock lock(&mu);
+        any_pending = !pending.empty();
+      }
+      if (free_slots > 0 && any_pending) {
         v1::AcquireLeasesRequest acq;
         acq.set_worker_id(kLocalWorker);
         acq.set_max_leases(free_slots);
@@ -250,10 +290,10 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
         }
         RETURN_IF_ERROR(leases.status());
         for (const v1::Lease& lease : leases->leases()) {
-          pending.erase(lease.repo_slug());
           running.fetch_add(1);
           {
             absl::MutexLock lock(&mu);
+            pending.erase(lease.repo_slug());
             v1::LeaseRef ref;
             ref.set_repo(lease.repo_slug());
             ref.set_epoch(lease.epoch());
@@ -262,7 +302,10 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
           threads.emplace_back(crawl_one, lease);
         }
       }
-      if (pending.empty() && running.load() == 0) return absl::OkStatus();
+      {
+        absl::MutexLock lock(&mu);
+        if (pending.empty() && running.load() == 0) return absl::OkStatus();
+      }
       absl::SleepFor(absl::Milliseconds(50));
     }
   };
@@ -283,6 +326,20 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
       static_cast<int>(slugs.size()), absl::ToDoubleSeconds(clock->Now() - start),
       WithThousands(requests), WithThousands(info.issues()), WithThousands(info.comments()),
       WithThousands(writer->DocumentCount()), WithThousands(indexed));
+  for (const auto& [kind, pool] : crawler_options.pools) {
+    for (const crawler::TokenStatus& t : pool->Snapshot()) {
+      if (t.requests == 0) continue;
+      absl::FPrintF(stderr, "%s token %s (%s): %d requests, budget %s of %s", TrackerName(kind),
+                    t.fingerprint, t.account, t.requests,
+                    t.remaining < 0 ? std::string("?") : WithThousands(t.remaining),
+                    t.limit < 0 ? std::string("?") : WithThousands(t.limit));
+      if (t.reset != absl::InfinitePast()) {
+        absl::FPrintF(stderr, ", resets at %s",
+                      absl::FormatTime("%H:%M:%S", t.reset, absl::LocalTimeZone()));
+      }
+      absl::FPrintF(stderr, "\n");
+    }
+  }
   if (!failures.empty()) {
     std::string all;
     for (const std::string& f : failures) absl::StrAppend(&all, all.empty() ? "" : "; ", f);

@@ -4,10 +4,12 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "common/logging.h"
+#include "common/repo_slug.h"
 #include "deploy/cli/crawl_command.h"
 #include "deploy/cli/export_command.h"
 #include "deploy/cli/query_commands.h"
 #include "deploy/cli/reindex_command.h"
+#include "deploy/cli/reparse_command.h"
 #include "deploy/cli/status_command.h"
 #include "deploy/cli/table_command.h"
 #include "deploy/cli/taxonomy_command.h"
@@ -45,6 +47,30 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   bool no_prs = false;
   crawl_cmd->add_flag("--no-pull-requests", no_prs, "drop pull requests");
+  for (issuescope::v1::Tracker kind : {issuescope::v1::TRACKER_GITHUB,
+                                       issuescope::v1::TRACKER_GITLAB,
+                                       issuescope::v1::TRACKER_GITEE}) {
+    const std::string name = issuescope::TrackerName(kind);
+    crawl_cmd->add_option("--" + name + "-api", crawl.api_urls[kind],
+                          name + " API base URL (default: --api-url, else the tracker's)");
+    crawl_cmd->add_option("--" + name + "-token-env", crawl.token_envs[kind],
+                          "[ACCOUNT=]ENVVAR holding " + name + " token(s), comma-separated; "
+                          "repeatable: all form one pool (default: --token-env)");
+  }
+  crawl_cmd->add_option("--max-pages-per-lease", crawl.max_pages_per_lease,
+                        "pages per lease before a crawl pauses and is leased again (0: no limit)");
+  crawl_cmd->add_option("--gitee-budget", crawl.gitee_budget,
+                        "requests per Gitee token and hour (Gitee sends no rate headers)");
+  int secondary_backoff_s = 60;
+  crawl_cmd->add_option("--secondary-backoff-s", secondary_backoff_s,
+                        "first bench of a token after a secondary limit without Retry-After")
+      ->check(CLI::NonNegativeNumber);
+
+  issuescope::cli::ReparseCommandOptions reparse;
+  auto* reparse_cmd = app.add_subcommand(
+      "reparse", "re-derive stored issues and comments from the kept raw pages (no re-crawl)");
+  reparse_cmd->add_option("--data", reparse.data_dir, "data directory of `crawl`")->required();
+  reparse_cmd->add_option("--repo", reparse.repo, "one repository (default: all)");
 
   issuescope::cli::SearchCommandOptions search;
   auto* search_cmd = app.add_subcommand("search", "search the index (see docs/QUERY.md)");
@@ -185,6 +211,7 @@ int main(int argc, char** argv) {
 
   if (*crawl_cmd) {
     crawl.include_pull_requests = !no_prs;
+    crawl.secondary_backoff = absl::Seconds(secondary_backoff_s);
     return Finish(issuescope::cli::RunCrawl(crawl));
   }
   if (*search_cmd) return Finish(issuescope::cli::RunSearch(search));
@@ -200,5 +227,6 @@ int main(int argc, char** argv) {
   if (*eval_cmd) return Finish(issuescope::cli::RunTaxonomyEval(tax_eval));
   if (*classify_cmd) return Finish(issuescope::cli::RunTaxonomyClassify(tax_classify));
   if (*reindex_cmd) return Finish(issuescope::cli::RunReindex(reindex));
+  if (*reparse_cmd) return Finish(issuescope::cli::RunReparse(reparse));
   return 2;
 }

@@ -18,7 +18,7 @@ std::string WithThousands(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
-std::string ProgressBar(int64_t done, int64_t total, int width) {
+std::string FormatProgressBar(int64_t done, int64_t total, int width) {
   if (total <= 0 || width <= 0) return "";
   const double fraction = std::min(1.0, std::max(0.0, static_cast<double>(done) / total));
   const int filled = static_cast<int>(fraction * width + 0.5);
@@ -38,7 +38,7 @@ std::string FormatRepoLine(const std::string& slug, const RepoLine& l, absl::Tim
   const v1::CrawlCounters& c = l.counters;
   std::string s = absl::StrFormat("%-40s %-8s", slug, l.state);
   if (l.issues_estimated > 0) {
-    absl::StrAppend(&s, " ", ProgressBar(c.issues_fetched(), l.issues_estimated));
+    absl::StrAppend(&s, " ", FormatProgressBar(c.issues_fetched(), l.issues_estimated));
   }
   absl::StrAppend(&s, " issues ", WithThousands(c.issues_fetched()));
   if (l.issues_estimated > 0) absl::StrAppend(&s, "/~", WithThousands(l.issues_estimated));

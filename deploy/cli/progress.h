@@ -38,9 +38,9 @@ struct RepoLine {
 // estimate is known).
 std::string FormatRepoLine(const std::string& slug, const RepoLine& line, absl::Time now);
 
-// ProgressBar renders `done` of `total` as "[####......]" `width` cells wide, then the percent;
+// FormatProgressBar renders `done` of `total` as "[####......]" (`width` cells) and a percent;
 // "" when total <= 0.
-std::string ProgressBar(int64_t done, int64_t total, int width = 20);
+std::string FormatProgressBar(int64_t done, int64_t total, int width = 20);
 
 // FormatDurationShort renders seconds as "M:SS" or "H:MM:SS".
 std::string FormatDurationShort(int64_t seconds);

@@ -53,6 +53,34 @@ include_pull_requests = false
   EXPECT_EQ(options.retry_failed_after, absl::Seconds(30));  // untouched default
 }
 
+TEST(CatalogConfigTest, FullRecrawlIntervalAndAccountReserve) {
+  auto config = ParseCatalogConfig(R"(
+[coordinator]
+account_reserve = 250
+
+[[repository]]
+repo = "github:a/b"
+recrawl_interval = "1h"
+full_recrawl_interval = "168h"
+)",
+                                   "catalog.toml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->account_reserve, 250);
+  ASSERT_EQ(config->repositories.size(), 1u);
+  EXPECT_EQ(config->repositories[0].full_recrawl_interval_s(), 168 * 3600);
+  CoordinatorOptions options;
+  config->ApplyTo(&options);
+  EXPECT_EQ(options.account_reserve, 250);
+
+  auto bad = ParseCatalogConfig("[coordinator]\naccount_reserve = -3\n", "c.toml");
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("c.toml:2:19: [coordinator].account_reserve"));
+  auto short_full = ParseCatalogConfig(
+      "[[repository]]\nrepo = \"github:a/b\"\nfull_recrawl_interval = \"10ms\"\n", "c.toml");
+  EXPECT_THAT(std::string(short_full.status().message()),
+              HasSubstr("full_recrawl_interval: must be at least 1s"));
+}
+
 TEST(CatalogConfigTest, EmptyFileIsEmptyCatalog) {
   auto config = ParseCatalogConfig("", "empty.toml");
   ASSERT_TRUE(config.ok());

@@ -83,7 +83,8 @@ async function main() {
       document.getElementById('total') && document.getElementById('total').textContent === String(n),
     args.expect);
     check(true, `query ${query} shows ${args.expect} results`);
-    check(decodeURIComponent(page.url()).includes(query), 'query is in the URL hash');
+    check(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('q') === query,
+      'query is in the URL hash');
     const marks = await page.locator('#hits .snippet mark').allTextContents();
     check(marks.length >= args.expect, `snippets highlight the matches (${marks.length} <mark>)`);
     check(marks.every((m) => args.phrase.split(' ').some((w) => m.toLowerCase().includes(w))),

@@ -391,6 +391,8 @@ async function showIssue(ref) {
     ['Secondary themes', (tags.secondaryThemes || []).join(', ')],
     ['Sub-themes', (tags.subthemes || []).join(', ')], ['LLM-related', tags.llm ? 'yes' : 'no'],
     ['LLM keywords', (tags.keywords || []).join(', ')]];
+  const classified = Boolean(tags.taxonomy || tags.kind || tags.theme);
+  if (!classified) pairs.splice(0, pairs.length, ['Taxonomy', 'not classified yet']);
   for (const [k, v] of pairs) {
     if (!v) continue;
     dl.append(el('dt', {}, k), el('dd', {}, v));

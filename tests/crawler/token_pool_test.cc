@@ -1,0 +1,270 @@
+// TokenPool on a FakeClock: choice of token, serial use per token, never lending a spent token
+// before its reset, benching on secondary limits (Retry-After or exponential backoff), the
+// assumed budget of trackers without rate headers, the visible state (never the token), and
+// token-list parsing.
+#include "crawler/token_pool.h"
+
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+
+namespace issuescope::crawler {
+namespace {
+
+const absl::Time kStart = absl::FromUnixSeconds(1700000000);
+
+RateLimit Rate(int64_t remaining, absl::Time reset, int64_t limit = 5000) {
+  RateLimit r;
+  r.limit = limit;
+  r.remaining = remaining;
+  r.reset = reset;
+  return r;
+}
+
+TEST(TokenFingerprintTest, IsTheFirstEightHexDigitsOfSha256) {
+  // SHA-256("abc") = ba7816bf...
+  EXPECT_EQ(TokenFingerprint("abc"), "ba7816bf");
+  EXPECT_EQ(TokenFingerprint(""), "anonymous");
+}
+
+TEST(ParseTokenListTest, Cases) {
+  struct Case {
+    std::string list;
+    std::vector<std::pair<std::string, std::string>> want;  // account, token
+    bool ok = true;
+  };
+  const std::vector<Case> cases = {
+      {"tok1", {{"GH", "tok1"}}},
+      {"tok1, tok2", {{"GH-1", "tok1"}, {"GH-2", "tok2"}}},
+      {"alice=tok1,bob=tok2", {{"alice", "tok1"}, {"bob", "tok2"}}},
+      {"alice=tok1,tok2", {{"alice", "tok1"}, {"GH", "tok2"}}},
+      {"dG9rZW4=", {{"GH", "dG9rZW4="}}},  // base64 padding is part of the token
+      {"tok1,,tok2", {}, false},
+      {"", {}, false},
+  };
+  for (const Case& c : cases) {
+    auto got = ParseTokenList(c.list, "GH");
+    ASSERT_EQ(got.ok(), c.ok) << c.list << ": " << got.status();
+    if (!c.ok) {
+      EXPECT_FALSE(absl::StrContains(got.status().message(), "tok")) << got.status();
+      continue;
+    }
+    ASSERT_EQ(got->size(), c.want.size()) << c.list;
+    for (size_t i = 0; i < c.want.size(); ++i) {
+      EXPECT_EQ((*got)[i].account, c.want[i].first) << c.list;
+      EXPECT_EQ((*got)[i].token, c.want[i].second) << c.list;
+    }
+  }
+}
+
+TEST(TokensFromEnvTest, ReadsAccountsAndNeverQuotesTheValue) {
+  setenv("TP_TEST_TOKENS", "a=t1,t2,t3", 1);
+  auto got = TokensFromEnv({"ops=TP_TEST_TOKENS"}, "--github-token-env");
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 3u);
+  EXPECT_EQ((*got)[0].account, "a");
+  EXPECT_EQ((*got)[1].account, "ops-1");
+  EXPECT_EQ((*got)[2].account, "ops-2");
+  auto missing = TokensFromEnv({"TP_TEST_UNSET_VAR"}, "--github-token-env");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(missing.status().message(), "TP_TEST_UNSET_VAR"));
+  setenv("TP_TEST_BAD", "t1,,t2", 1);
+  auto bad = TokensFromEnv({"TP_TEST_BAD"}, "--github-token-env");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_FALSE(absl::StrContains(bad.status().message(), "t1"));
+}
+
+class TokenPoolTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<TokenPool> Pool(int n, TokenPoolOptions options = {}) {
+    std::vector<PoolToken> tokens;
+    for (int i = 0; i < n; ++i) {
+      tokens.push_back({"acct" + std::to_string(i), "secret-token-" + std::to_string(i)});
+    }
+    return std::make_unique<TokenPool>(v1::TRACKER_GITHUB, tokens, &clock_, options);
+  }
+  FakeClock clock_{kStart};
+};
+
+TEST_F(TokenPoolTest, PrefersTheTokenWithMostBudgetAndLendsEachTokenOnce) {
+  auto pool = Pool(3);
+  auto a = pool->Acquire();
+  ASSERT_TRUE(a.ok());
+  pool->Release(*a, Rate(10, kStart + absl::Hours(1)), TokenOutcome::kOk);
+  // Token 0 has 10 left; the unknown ones count as full.
+  auto b = pool->Acquire();
+  auto c = pool->Acquire();
+  ASSERT_TRUE(b.ok() && c.ok());
+  EXPECT_NE(b->index, 0);
+  EXPECT_NE(c->index, 0);
+  EXPECT_NE(b->index, c->index);  // serial per token: a lent token is not lent again
+  auto d = pool->Acquire();
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->index, 0);
+  EXPECT_EQ(d->token, "secret-token-0");
+  for (const auto& l : {*b, *c, *d}) pool->Release(l, RateLimit{}, TokenOutcome::kOk);
+  EXPECT_EQ(clock_.TotalSlept(), absl::ZeroDuration());
+}
+
+TEST_F(TokenPoolTest, WaitsForAReleaseWhenEveryTokenIsBusy) {
+  auto pool = Pool(1);
+  auto held = pool->Acquire();
+  ASSERT_TRUE(held.ok());
+  std::atomic<bool> got{false};
+  std::thread waiter([&] {
+    auto l = pool->Acquire();
+    ASSERT_TRUE(l.ok());
+    got.store(true);
+    pool->Release(*l, RateLimit{}, TokenOutcome::kOk);
+  });
+  absl::SleepFor(absl::Milliseconds(20));  // the waiter is blocked on the busy token
+  EXPECT_FALSE(got.load());
+  pool->Release(*held, RateLimit{}, TokenOutcome::kOk);
+  waiter.join();
+  EXPECT_TRUE(got.load());
+}
+
+TEST_F(TokenPoolTest, NeverLendsASpentTokenBeforeItsReset) {
+  auto pool = Pool(2);
+  const absl::Time reset0 = kStart + absl::Minutes(10), reset1 = kStart + absl::Minutes(20);
+  auto a = pool->Acquire();
+  auto b = pool->Acquire();
+  pool->Release(*a, Rate(0, reset0), TokenOutcome::kOk);
+  pool->Release(*b, Rate(0, reset1), TokenOutcome::kOk);
+  auto c = pool->Acquire();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->index, a->index);
+  EXPECT_GT(clock_.Now(), reset0);  // slept past the earlier reset, not before
+  EXPECT_LE(clock_.Now(), reset0 + absl::Seconds(2));
+}
+
+TEST_F(TokenPoolTest, TakesTheRequestOffTheBudgetWhenLending) {
+  auto pool = Pool(1);
+  auto a = pool->Acquire();
+  pool->Release(*a, Rate(1, kStart + absl::Hours(1)), TokenOutcome::kOk);
+  auto b = pool->Acquire();  // spends the last request
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(pool->Snapshot()[0].remaining, 0);
+  pool->Release(*b, RateLimit{}, TokenOutcome::kOk);  // an answer without rate headers
+  auto c = pool->Acquire();
+  ASSERT_TRUE(c.ok());
+  EXPECT_GT(clock_.Now(), kStart + absl::Hours(1));
+}
+
+TEST_F(TokenPoolTest, SecondaryLimitsBenchTheToken) {
+  struct Case {
+    std::string name;
+    std::optional<absl::Duration> retry_after;
+    int limits;  // consecutive limits before the probe
+    absl::Duration want_bench;
+  };
+  TokenPoolOptions options;
+  options.secondary_backoff = absl::Seconds(60);
+  options.max_secondary_backoff = absl::Seconds(200);
+  const std::vector<Case> cases = {
+      {"retry_after", absl::Seconds(7), 1, absl::Seconds(7)},
+      {"no_hint_first", std::nullopt, 1, absl::Seconds(60)},
+      {"no_hint_second", std::nullopt, 2, absl::Seconds(120)},
+      {"no_hint_capped", std::nullopt, 4, absl::Seconds(200)},
+  };
+  for (const Case& c : cases) {
+    FakeClock clock(kStart);
+    TokenPool pool(v1::TRACKER_GITHUB, {{"a", "t"}}, &clock, options);
+    for (int i = 0; i < c.limits; ++i) {
+      auto l = pool.Acquire();
+      ASSERT_TRUE(l.ok()) << c.name;
+      pool.Release(*l, Rate(100, kStart + absl::Hours(1)), TokenOutcome::kSecondaryLimit,
+                   c.retry_after);
+    }
+    const absl::Time limited_at = clock.Now();
+    EXPECT_EQ(pool.Snapshot()[0].benched_until, limited_at + c.want_bench) << c.name;
+    auto l = pool.Acquire();
+    ASSERT_TRUE(l.ok()) << c.name;
+    EXPECT_EQ(clock.Now(), limited_at + c.want_bench) << c.name;
+    pool.Release(*l, Rate(99, kStart + absl::Hours(1)), TokenOutcome::kOk);
+    EXPECT_EQ(pool.Snapshot()[0].secondary_limits, c.limits) << c.name;
+  }
+}
+
+TEST_F(TokenPoolTest, ABenchedTokenLeavesTheOthersWorking) {
+  auto pool = Pool(2);
+  auto a = pool->Acquire();
+  pool->Release(*a, Rate(100, kStart + absl::Hours(1)), TokenOutcome::kSecondaryLimit,
+                absl::Seconds(30));
+  for (int i = 0; i < 5; ++i) {
+    auto l = pool->Acquire();
+    ASSERT_TRUE(l.ok());
+    EXPECT_NE(l->index, a->index);
+    pool->Release(*l, Rate(50 - i, kStart + absl::Hours(1)), TokenOutcome::kOk);
+  }
+  EXPECT_EQ(clock_.TotalSlept(), absl::ZeroDuration());
+}
+
+TEST_F(TokenPoolTest, BudgetSpentWithoutResetBenchesForRetryAfter) {
+  auto pool = Pool(1);
+  auto a = pool->Acquire();
+  pool->Release(*a, RateLimit{}, TokenOutcome::kBudgetSpent, absl::Seconds(90));  // Gitee style
+  auto b = pool->Acquire();
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(clock_.Now(), kStart + absl::Seconds(90));
+}
+
+TEST_F(TokenPoolTest, CountsAnAssumedBudgetWhenTheTrackerSendsNoHeaders) {
+  TokenPoolOptions options;
+  options.assumed_limit = 3;
+  options.assumed_window = absl::Minutes(10);
+  auto pool = Pool(1, options);
+  for (int i = 0; i < 3; ++i) {
+    auto l = pool->Acquire();
+    ASSERT_TRUE(l.ok());
+    pool->Release(*l, RateLimit{}, TokenOutcome::kOk);
+  }
+  EXPECT_EQ(pool->Snapshot()[0].remaining, 0);
+  EXPECT_EQ(pool->Snapshot()[0].limit, 3);
+  auto l = pool->Acquire();
+  ASSERT_TRUE(l.ok());
+  EXPECT_GE(clock_.Now(), kStart + absl::Minutes(10));
+}
+
+TEST_F(TokenPoolTest, GivesUpPastTheLongestWait) {
+  TokenPoolOptions options;
+  options.max_wait = absl::Minutes(5);
+  auto pool = Pool(1, options);
+  auto a = pool->Acquire();
+  pool->Release(*a, Rate(0, kStart + absl::Hours(1)), TokenOutcome::kBudgetSpent);
+  auto b = pool->Acquire();
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(clock_.TotalSlept(), absl::ZeroDuration());
+}
+
+TEST_F(TokenPoolTest, CancelStopsAWait) {
+  auto pool = Pool(1);
+  auto a = pool->Acquire();
+  pool->Release(*a, Rate(0, kStart + absl::Minutes(30)), TokenOutcome::kBudgetSpent);
+  auto b = pool->Acquire([] { return true; });
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST_F(TokenPoolTest, SnapshotAndBudgetsShowStateButNeverTheToken) {
+  auto pool = Pool(2);
+  auto a = pool->Acquire();
+  pool->Release(*a, Rate(42, kStart + absl::Hours(1)), TokenOutcome::kOk);
+  const auto snap = pool->Snapshot();
+  ASSERT_EQ(snap.size(), 2u);
+  EXPECT_EQ(snap[a->index].account, "acct" + std::to_string(a->index));
+  EXPECT_EQ(snap[a->index].fingerprint, TokenFingerprint("secret-token-" + std::to_string(a->index)));
+  EXPECT_EQ(snap[a->index].remaining, 42);
+  EXPECT_EQ(snap[a->index].reset, kStart + absl::Hours(1));
+  const auto budgets = pool->Budgets();
+  ASSERT_EQ(budgets.size(), 1u);  // the unused token's budget is unknown: not reported
+  EXPECT_EQ(budgets[0].remaining(), 42);
+  EXPECT_EQ(budgets[0].limit(), 5000);
+  EXPECT_EQ(budgets[0].tracker(), v1::TRACKER_GITHUB);
+  EXPECT_FALSE(absl::StrContains(budgets[0].DebugString(), "secret-token"));
+  EXPECT_EQ(pool->Combined().remaining, 42);
+}
+
+}  // namespace
+}  // namespace issuescope::crawler
