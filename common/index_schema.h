@@ -2,9 +2,9 @@
 // Follows Omega's conventions: one unique "Q" term per document, single-capital prefixes for
 // standard fields, "X…" prefixes for our own; dates and numbers live in value slots.
 //
-// Free text (title, body, comments) is indexed unprefixed, with positions, so plain words and
-// phrases match anywhere; title, body and comments are also indexed under their own prefix for
-// `in:title|body|comments`. Boolean terms are lower-cased.
+// Free text is indexed once per field, with positions, under the field's prefix (title S, body
+// XB, comments XC); a plain word or phrase searches all three (common/index_text.h, which both
+// sides call), `in:title|body|comments` one of them. Boolean terms are lower-cased.
 #pragma once
 
 #include <string>

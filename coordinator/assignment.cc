@@ -119,6 +119,14 @@ std::map<std::string, std::string> AssignRepositories(
           best_ratio = ratio;
         }
       }
+      // No worker has room (the sizes do not divide evenly, e.g. 3 equal repositories on 2
+      // workers): a move that does not make the result clearly more even would only flap
+      // between re-crawls — and a moved repository costs a full crawl — so the owner keeps it.
+      auto owner = weight.find(repo->owner);
+      if (owner != weight.end() && *best != repo->owner) {
+        const double owner_ratio = (load[repo->owner] + size) / owner->second;
+        if (owner_ratio <= best_ratio * (1 + tolerance) + 1e-9) best = &owner->first;
+      }
     }
     load[*best] += size;
     result[repo->slug] = *best;

@@ -62,7 +62,7 @@ struct StoreOptions {
 // RawPage is one fetched listing page as the tracker sent it, with what is needed to parse it
 // again (IssueStore::PutRawPage / ScanRawPages).
 struct RawPage {
-  // The repository as leased (tracker, owner, name; api_url not kept).
+  // The repository as leased (it becomes the records' repo on reparse).
   v1::RepositoryRef repo;
   // "issues", "comments" (repository-wide) or "notes" (one issue's comments).
   std::string listing;

@@ -47,6 +47,7 @@ std::string EncodePage(const RawPage& page) {
   h["tracker"] = static_cast<int>(page.repo.tracker());
   h["owner"] = page.repo.owner();
   h["name"] = page.repo.name();
+  h["api_url"] = page.repo.api_url();
   h["listing"] = page.listing;
   h["url"] = page.url;
   h["fetched_at"] = FormatRfc3339(page.fetched_at);
@@ -75,6 +76,7 @@ absl::StatusOr<RawPage> DecodePage(absl::string_view value, absl::string_view ke
     page.repo.set_tracker(static_cast<v1::Tracker>(h.at("tracker").get<int>()));
     page.repo.set_owner(h.at("owner").get<std::string>());
     page.repo.set_name(h.at("name").get<std::string>());
+    page.repo.set_api_url(h.value("api_url", std::string()));
     page.listing = h.at("listing").get<std::string>();
     page.url = h.at("url").get<std::string>();
     auto t = ParseRfc3339(h.at("fetched_at").get<std::string>());

@@ -236,12 +236,10 @@ class RepoCrawler::Run {
 
   // NoteRate records what one response said about its token's budget.
   void NoteRate(const RateLimit& rl) {
-    if (rl.remaining >= 0 && !shared_pool_) budget_->Update(rl);
-    const RateLimit combined = pool_->Combined();
-    if (combined.remaining >= 0) {
-      progress_.rate_remaining = combined.remaining;
-      progress_.rate_reset = combined.reset;
-    }
+    if (rl.remaining < 0) return;
+    if (!shared_pool_) budget_->Update(rl);
+    progress_.rate_remaining = rl.remaining;  // as the tracker reported it
+    progress_.rate_reset = rl.reset;
   }
 
   // Get sends one GET with a token from the pool, with retries; returns any response below 500
@@ -281,7 +279,14 @@ class RepoCrawler::Run {
         last = resp.status();
         wait = Backoff(retries);
       } else {
-        const RateLimit rl = tracker_->ParseRateLimit(resp->headers);
+        RateLimit rl = tracker_->ParseRateLimit(resp->headers);
+        if (rl.reset != absl::InfinitePast()) {
+          // The reset is on the tracker's clock: measure it from the response's Date, so a
+          // skewed clock (ours or theirs) neither overspends nor waits too long.
+          if (auto date = ParseHttpDate(resp->headers.Get("Date"))) {
+            rl.reset = c_->clock_->Now() + (rl.reset - *date);
+          }
+        }
         const int s = resp->status;
         if (s == 403 || s == 429) {
           const auto retry_after = ParseRetryAfter(resp->headers, c_->clock_->Now());
@@ -463,9 +468,7 @@ class RepoCrawler::Run {
                            const std::vector<std::string>& items) {
     if (!c_->options_.keep_raw_pages) return absl::OkStatus();
     RawPage raw;
-    raw.repo.set_tracker(repo_.tracker());
-    raw.repo.set_owner(repo_.owner());
-    raw.repo.set_name(repo_.name());
+    raw.repo = repo_;
     raw.listing = listing;
     raw.url = Redact(url);
     raw.fetched_at = fetched;
@@ -479,7 +482,9 @@ class RepoCrawler::Run {
     return c_->store_->PutRawPage(slug_, raw, items);
   }
 
-  static absl::Status BadPage(const std::string& url, const absl::Status& s) {
+  // BadPage is the error for a body the tracker's parser rejects; it marks bad_body_.
+  absl::Status BadPage(const std::string& url, const absl::Status& s) {
+    bad_body_ = true;
     return absl::InvalidArgumentError(absl::StrCat("GET ", Redact(url), ": ", s.message()));
   }
 
@@ -522,6 +527,19 @@ class RepoCrawler::Run {
       }
       if (resp.status != 200) return UnexpectedStatus(resp.status, url);
       auto page = tracker_->ParseComments(resp.body, repo_, &issue);
+      // A body that does not parse (cut short, not JSON) is fetched again, bounded like 5xx.
+      for (int bad = 0; !page.ok() && bad < c_->options_.max_retries; ++bad) {
+        progress_.counters.set_retries(progress_.counters.retries() + 1);
+        RETURN_IF_ERROR(Sleep(Backoff(bad)));
+        ASSIGN_OR_RETURN(resp, Get(url, ""));
+        if (resp.status == 410) break;
+        if (resp.status != 200) return UnexpectedStatus(resp.status, url);
+        page = tracker_->ParseComments(resp.body, repo_, &issue);
+      }
+      if (resp.status == 410) {
+        spdlog::info("{}: issue {} is gone (HTTP 410); keeping a tombstone", slug_, issue.key());
+        return c_->store_->MarkDeleted(slug_, lease_.epoch(), issue.number());
+      }
       if (!page.ok()) return BadPage(url, page.status());
       const absl::Time fetched = c_->clock_->Now();
       std::vector<std::string> items;
@@ -594,7 +612,19 @@ class RepoCrawler::Run {
         progress_.issues_estimated = std::max(
             progress_.issues_estimated, tracker_->EstimatedTotal(resp, c_->options_.per_page));
       }
-      RETURN_IF_ERROR(StorePage(kind, url, resp, &pass));
+      absl::Status stored = StorePage(kind, url, resp, &pass);
+      // A body that does not parse (cut short, not JSON) is fetched again, bounded like 5xx.
+      for (int bad = 0; bad_body_ && bad < c_->options_.max_retries; ++bad) {
+        bad_body_ = false;
+        progress_.counters.set_retries(progress_.counters.retries() + 1);
+        spdlog::debug("{}; fetching it again", std::string(stored.message()));
+        RETURN_IF_ERROR(Sleep(Backoff(bad)));
+        ASSIGN_OR_RETURN(resp, Get(url, ""));
+        if (resp.status != 200) return UnexpectedStatus(resp.status, url);
+        stored = StorePage(kind, url, resp, &pass);
+      }
+      bad_body_ = false;
+      RETURN_IF_ERROR(stored);
       ASSIGN_OR_RETURN(std::optional<std::string> next, NextUrl(url, resp));
       if (!next) return pass;
       url = *next;
@@ -738,6 +768,7 @@ class RepoCrawler::Run {
   int pages_ = 0;         // listing pages fetched under this lease
   std::optional<absl::Time> restart_since_;  // the last since a 422 restarted a listing from
   bool paused_ = false;   // the page budget ran out
+  bool bad_body_ = false;  // the last StorePage failed because its body did not parse
 };
 
 RepoCrawler::RepoCrawler(HttpTransport* transport, IssueStore* store, Clock* clock,

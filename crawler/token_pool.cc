@@ -240,9 +240,7 @@ void TokenPool::Release(const Lease& lease, const RateLimit& seen, TokenOutcome 
           seen.reset > e.rate.reset) {
         e.rate = seen;  // first news, or a newer window
       } else if (seen.reset == e.rate.reset) {
-        const int64_t remaining = std::min(e.rate.remaining, seen.remaining);
-        e.rate = seen;
-        e.rate.remaining = remaining;
+        e.rate = seen;  // requests on a token are serial: this answer is the newest word
       }
     }
     auto bench = [&](absl::Duration d) { e.benched_until = std::max(e.benched_until, now + d); };

@@ -3,15 +3,18 @@
 //
 //   issuescope-bulk-index --index DIR (--store DIR ... | --jsonl FILE ...)
 //                         [--shards N] [--jobs N] [--batch N] [--fuller] [--quiet]
+//                         [--taxonomy FILE] [--model FILE] [--no-tags]
 //
 // --store reads crawler store directories (stop their crawler first: a store is opened
 // exclusively) and records each store's change-feed position in every shard; --jsonl reads
 // dumps of issuescope.v1.IssueWithComments, one JSON object a line. --batch is the number of
 // issues per run database (one commit each); runs are merged per shard with Xapian's compactor.
-// Progress goes to stderr; the final line is a summary with documents per second. Bad flags or
+// Issues are tagged with the taxonomy (the embedded default llm-dl/1 unless --taxonomy/--model
+// name others; --no-tags keeps the tags as read). Progress goes to stderr; the final line is a summary with documents per second. Bad flags or
 // input print one line on stderr and exit 2; a failure while indexing exits 1.
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "indexer/bulk_indexer.h"
 #include "indexer/bulk_source.h"
+#include "indexer/taxonomy_tagger.h"
 
 namespace {
 
@@ -49,6 +53,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000000));
   app.add_flag("--fuller", options.fuller, "merge with FULLER compaction (read-mostly index)");
   app.add_flag("--quiet", quiet, "no progress lines");
+  std::string taxonomy_path, model_path;
+  bool no_tags = false;
+  app.add_option("--taxonomy", taxonomy_path, "taxonomy TOML file (default: built-in llm-dl/1)");
+  app.add_option("--model", model_path, "classifier model file (default: rules and labels)");
+  app.add_flag("--no-tags", no_tags, "do not tag; keep the tags the issues carry");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -57,6 +66,16 @@ int main(int argc, char** argv) {
   }
   if (stores.empty() == jsonl.empty()) {
     return Fail(2, "give either --store DIR ... or --jsonl FILE ..., not both or neither");
+  }
+  std::unique_ptr<ix::TaxonomyTagger> tagger;
+  if (!no_tags) {
+    absl::StatusOr<std::unique_ptr<ix::TaxonomyTagger>> created =
+        ix::TaxonomyTagger::Create(taxonomy_path, model_path);
+    if (!created.ok()) return Fail(2, std::string(created.status().message()));
+    tagger = std::move(*created);
+    options.tagger = tagger.get();
+  } else if (!taxonomy_path.empty() || !model_path.empty()) {
+    return Fail(2, "--no-tags cannot be combined with --taxonomy or --model");
   }
   absl::StatusOr<std::unique_ptr<ix::IssueSource>> source =
       stores.empty() ? ix::OpenJsonlSource(jsonl) : ix::OpenStoreSource(stores);

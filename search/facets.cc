@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/index_schema.h"
 
 namespace issuescope::search {
 namespace {
@@ -30,17 +31,62 @@ absl::StatusOr<std::vector<index::FacetField>> ParseFacetFields(
 }
 
 FacetCounter::FacetCounter(std::vector<index::FacetField> fields, uint64_t bound)
-    : fields_(std::move(fields)), bound_(bound) {}
+    : fields_(std::move(fields)), bound_(std::max<uint64_t>(bound, 1)), counts_(fields_.size()) {
+  std::fill(std::begin(slot_of_code_), std::end(slot_of_code_), -1);
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    slot_of_code_[static_cast<unsigned char>(index::FacetInfos()[Index(fields_[i])].code)] =
+        static_cast<int>(i);
+  }
+}
+
+void FacetCounter::SampleEvenly(uint64_t total) { total_ = total; }
 
 void FacetCounter::operator()(const Xapian::Document& doc, double /*wt*/) {
-  ++seen_;
+  const uint64_t i = seen_++;
   if (counted_ >= bound_) return;
+  if (total_ > bound_ && (i + 1) * bound_ / total_ == i * bound_ / total_) return;
   ++counted_;
-  const index::FacetValues values = index::DocumentFacetValues(doc);
-  for (index::FacetField field : fields_) {
-    std::map<std::string, int64_t>& counts = counts_[field];
-    for (const std::string& value : values[Index(field)]) ++counts[value];
+  Count(doc);
+}
+
+void FacetCounter::Count(const Xapian::Document& doc) {
+  const std::string encoded = doc.get_value(index::kFacetsSlot);
+  if (encoded.empty()) {
+    // Indexed before kFacetsSlot existed: read the values from the document's terms.
+    const index::FacetValues values = index::DocumentFacetValues(doc);
+    for (size_t i = 0; i < fields_.size(); ++i) {
+      for (const std::string& value : values[Index(fields_[i])]) ++counts_[i][value];
+    }
+    return;
   }
+  // The slot holds (code, value, NUL)*: count the values of the requested facets in place.
+  const absl::string_view all(encoded);
+  size_t pos = 0;
+  while (pos < all.size()) {
+    size_t end = all.find('\0', pos);
+    if (end == absl::string_view::npos) end = all.size();
+    const int slot = slot_of_code_[static_cast<unsigned char>(all[pos])];
+    if (slot >= 0) {
+      absl::flat_hash_map<std::string, int64_t>& counts = counts_[static_cast<size_t>(slot)];
+      const absl::string_view value = all.substr(pos + 1, end - pos - 1);
+      auto found = counts.find(value);
+      if (found != counts.end()) {
+        ++found->second;
+      } else {
+        counts.emplace(std::string(value), 1);
+      }
+    }
+    pos = end + 1;
+  }
+}
+
+FacetCounts FacetCounter::counts() const {
+  FacetCounts out;
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    std::map<std::string, int64_t>& values = out[fields_[i]];
+    for (const auto& [value, count] : counts_[i]) values[value] = count;
+  }
+  return out;
 }
 
 FacetCounts CountFacetsFromTerms(const Xapian::Database& db,

@@ -1,12 +1,14 @@
-// Facet counting and aggregation over the matches of a query, exactly (no estimates): a
-// Xapian::MatchSpy sees every matching document when the Enquire is run with check_at_least at
-// least the number of matches, and reads each one's facet values (common/index_facets.h).
+// Facet counting and aggregation over the matches of a query: a Xapian::MatchSpy sees every
+// matching document when the Enquire is run with check_at_least at least the number of matches,
+// and reads each one's facet values (common/index_facets.h: one value slot per document).
 //
-// FacetCounter counts at most `bound` documents (the first ones the matcher passes, roughly in
-// document order) and only counts the rest, so a broad query costs a bounded amount of facet
-// work and says how much it counted; CountFacetsFromTerms gives exact counts of the whole index
-// from term frequencies (for queries that match everything). AggregateCounter counts every
-// match by up to three dimensions. A spy belongs to one Enquire in one thread.
+// FacetCounter counts exactly when the matches are at most `bound`; beyond that it counts an
+// even sample of exactly `bound` of them (every (total/bound)-th match in document order, so
+// every part of the index — every repository, whatever order it was indexed in — is sampled
+// alike) and says how many it counted; its caller learns `total` from a cheap counting pass
+// first (SampleEvenly). CountFacetsFromTerms gives exact counts of the whole index from term
+// frequencies (for queries that match everything). AggregateCounter counts every match by up to
+// three dimensions. A spy belongs to one Enquire in one thread.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "common/index_facets.h"
 #include "google/protobuf/repeated_field.h"
@@ -37,11 +40,18 @@ absl::StatusOr<std::vector<index::FacetField>> ParseFacetFields(
 // FacetCounts is the count of every value of every counted facet.
 using FacetCounts = std::map<index::FacetField, std::map<std::string, int64_t>>;
 
-// FacetCounter is a MatchSpy counting facet values of the first `bound` matches it sees.
+// FacetCounter is a MatchSpy counting facet values of at most `bound` of the matches it sees.
 class FacetCounter : public Xapian::MatchSpy {
  public:
-  // FacetCounter counts `fields` over at most `bound` documents.
+  // FacetCounter counts `fields` over at most `bound` documents (bound > 0): by default the
+  // first `bound` matches it sees.
   FacetCounter(std::vector<index::FacetField> fields, uint64_t bound);
+
+  // SampleEvenly makes the counter, when `total` (the exact number of matches the matcher will
+  // pass) exceeds the bound, count exactly `bound` matches spread evenly over all `total`:
+  // match i (0-based, in the order seen) is counted when floor((i+1)·bound/total) exceeds
+  // floor(i·bound/total). Call before the matcher runs.
+  void SampleEvenly(uint64_t total);
 
   // operator() is called by the matcher for each matching document.
   void operator()(const Xapian::Document& doc, double wt) override;
@@ -50,14 +60,21 @@ class FacetCounter : public Xapian::MatchSpy {
   uint64_t seen() const { return seen_; }
   uint64_t counted() const { return counted_; }
   // counts are the counts so far.
-  const FacetCounts& counts() const { return counts_; }
+  FacetCounts counts() const;
 
  private:
+  // Count adds one document's values.
+  void Count(const Xapian::Document& doc);
+
   const std::vector<index::FacetField> fields_;
   const uint64_t bound_;
+  uint64_t total_ = 0;  // > bound_ when sampling evenly
   uint64_t seen_ = 0;
   uint64_t counted_ = 0;
-  FacetCounts counts_;
+  // slot_of_code_[c] is the index in fields_ of the facet whose slot code is c, or -1.
+  int slot_of_code_[256];
+  // counts_[i] counts the values of fields_[i].
+  std::vector<absl::flat_hash_map<std::string, int64_t>> counts_;
 };
 
 // CountFacetsFromTerms counts `fields` over the whole database from the term frequencies of

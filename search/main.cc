@@ -1,8 +1,10 @@
 // issuescope-search: serves issuescope.v1.Search over the Xapian index at --index.
 //
 //   issuescope-search --listen 127.0.0.1:0 --port-file /tmp/search.port --index /data/index \
-//       --http-listen 127.0.0.1:8080
+//       --http-listen 127.0.0.1:8080 [--facet-bound N] [--max-handles N]
 //
+// --facet-bound and --max-handles set SearcherOptions (search/searcher.h): the matches facets
+// are counted over before they are sampled, and the calls served in parallel.
 // With --http-listen it also serves the same API over HTTP/JSON and the web page (docs/WEB.md)
 // through the server's in-process channel; --http-port-file receives that port.
 // Starts even when the index does not exist yet (queries answer UNAVAILABLE "index not built
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   std::string http_listen;
   std::string http_port_file;
+  issuescope::search::SearcherOptions searcher_options;
   app.add_option("--listen", listen, "address to listen on (host:port; port 0 picks one)");
   app.add_option("--port-file", port_file, "file to write the bound port to");
   app.add_option("--index", index_dir, "directory of the Xapian index")->required();
@@ -56,6 +59,12 @@ int main(int argc, char** argv) {
                  "also serve HTTP/JSON and the web page on host:port (port 0 picks one); "
                  "off by default");
   app.add_option("--http-port-file", http_port_file, "file to write the bound HTTP port to");
+  app.add_option("--facet-bound", searcher_options.facet_bound,
+                 "facets are counted over an even sample of this many matches beyond it")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  app.add_option("--max-handles", searcher_options.max_handles,
+                 "index handles open at once (queries served in parallel); 0 = cores")
+      ->check(CLI::Range(0, 256));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   try {
@@ -84,7 +93,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   std::unique_ptr<issuescope::search::Searcher> searcher =
-      issuescope::search::Searcher::ForPath(index_dir);
+      issuescope::search::Searcher::ForPath(index_dir, searcher_options);
   issuescope::search::SearchService service(searcher.get());
 
   grpc::EnableDefaultHealthCheckService(true);

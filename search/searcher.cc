@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -54,10 +55,21 @@ int64_t MicrosSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+int MaxHandles(const std::string& path, int requested) {
+  if (path.empty()) return 1;  // ForDatabase: the one handle it was given
+  if (requested > 0) return requested;
+  return std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 }  // namespace
 
 Searcher::Searcher(std::string path, std::optional<Xapian::Database> db, SearcherOptions options)
-    : path_(std::move(path)), options_(options), db_(std::move(db)) {}
+    : path_(std::move(path)), options_(options), max_handles_(MaxHandles(path_, options.max_handles)) {
+  if (db) {
+    idle_.push_back(std::make_unique<std::optional<Xapian::Database>>(std::move(db)));
+    handles_ = 1;
+  }
+}
 
 std::unique_ptr<Searcher> Searcher::ForPath(const std::string& path, SearcherOptions options) {
   return std::unique_ptr<Searcher>(new Searcher(path, std::nullopt, options));
@@ -65,6 +77,43 @@ std::unique_ptr<Searcher> Searcher::ForPath(const std::string& path, SearcherOpt
 
 std::unique_ptr<Searcher> Searcher::ForDatabase(Xapian::Database db, SearcherOptions options) {
   return std::unique_ptr<Searcher>(new Searcher("", std::move(db), options));
+}
+
+Searcher::Lease::~Lease() {
+  if (owner_ == nullptr || db_ == nullptr) return;  // moved from
+  {
+    std::lock_guard<std::mutex> lock(owner_->mu_);
+    owner_->idle_.push_back(std::move(db_));
+  }
+  owner_->returned_.notify_one();
+}
+
+Xapian::Database* Searcher::Lease::Open() {
+  std::optional<Xapian::Database>& db = *db_;
+  if (!db) {
+    // Throws DatabaseOpeningError while the index does not exist.
+    db.emplace(index::OpenIndexForReading(owner_->path_));
+  } else {
+    try {
+      db->reopen();
+    } catch (const Xapian::DatabaseOpeningError&) {
+      if (!owner_->path_.empty()) db.reset();  // e.g. the index was removed: open afresh next time
+      throw;
+    }
+  }
+  return &*db;
+}
+
+Searcher::Lease Searcher::Borrow() {
+  std::unique_lock<std::mutex> lock(mu_);
+  returned_.wait(lock, [&] { return !idle_.empty() || handles_ < max_handles_; });
+  if (!idle_.empty()) {
+    std::unique_ptr<std::optional<Xapian::Database>> db = std::move(idle_.back());
+    idle_.pop_back();
+    return Lease(this, std::move(db));
+  }
+  ++handles_;
+  return Lease(this, std::make_unique<std::optional<Xapian::Database>>());
 }
 
 absl::Status Searcher::ConvertError(const Xapian::Error& e, absl::string_view what) const {
@@ -86,31 +135,16 @@ absl::Status Searcher::ConvertError(const Xapian::Error& e, absl::string_view wh
   return absl::InternalError(absl::StrCat(what, " failed: ", e.get_description()));
 }
 
-absl::StatusOr<Xapian::Database*> Searcher::Database() {
-  if (!db_) {
-    // Throws DatabaseOpeningError while the index does not exist.
-    db_.emplace(index::OpenIndexForReading(path_));
-  } else {
-    try {
-      db_->reopen();
-    } catch (const Xapian::DatabaseOpeningError&) {
-      if (!path_.empty()) db_.reset();  // e.g. the index was removed: open afresh next time
-      throw;
-    }
-  }
-  return &*db_;
-}
-
 absl::StatusOr<v1::SearchResponse> Searcher::Search(const v1::SearchRequest& request) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return Guard<v1::SearchResponse>([&] { return SearchLocked(request); },
+  Lease lease = Borrow();
+  return Guard<v1::SearchResponse>([&] { return SearchWith(lease, request); },
                                    [&](const Xapian::Error& e) { return ConvertError(e, "search"); });
 }
 
 absl::StatusOr<v1::AggregateResponse> Searcher::Aggregate(const v1::AggregateRequest& request) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Lease lease = Borrow();
   return Guard<v1::AggregateResponse>(
-      [&] { return AggregateLocked(request); },
+      [&] { return AggregateWith(lease, request); },
       [&](const Xapian::Error& e) { return ConvertError(e, "aggregate"); });
 }
 
@@ -124,20 +158,21 @@ absl::StatusOr<v1::IssueWithComments> Searcher::GetIssue(absl::string_view repo_
   if (number <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("issue number ", number, " is not positive"));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  Lease lease = Borrow();
   return Guard<v1::IssueWithComments>(
-      [&] { return GetIssueLocked(slug, number); },
+      [&] { return GetIssueWith(lease, slug, number); },
       [&](const Xapian::Error& e) { return ConvertError(e, "reading an issue"); });
 }
 
 absl::StatusOr<v1::IndexStatus> Searcher::GetIndexStatus() {
-  std::lock_guard<std::mutex> lock(mu_);
+  Lease lease = Borrow();
   return Guard<v1::IndexStatus>(
-      [&] { return GetIndexStatusLocked(); },
+      [&] { return GetIndexStatusWith(lease); },
       [&](const Xapian::Error& e) { return ConvertError(e, "reading the index status"); });
 }
 
-absl::StatusOr<v1::SearchResponse> Searcher::SearchLocked(const v1::SearchRequest& request) {
+absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
+                                                        const v1::SearchRequest& request) {
   const auto start = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(CheckQuerySize(request.query()));
   if (request.page_size() < 0 || request.page_size() > kMaxPageSize) {
@@ -158,7 +193,7 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchLocked(const v1::SearchReques
     ASSIGN_OR_RETURN(cursor, DecodePageCursor(request.page_token(), fingerprint));
   }
 
-  ASSIGN_OR_RETURN(Xapian::Database * db, Database());
+  Xapian::Database* db = lease.Open();
   ASSIGN_OR_RETURN(ParsedQuery parsed, QueryParser(*db).Parse(request.query()));
 
   // Facets of a match-all query come from term frequencies, exact and cheap, when every
@@ -167,16 +202,17 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchLocked(const v1::SearchReques
   const bool facets_from_terms =
       parsed.match_all && !facets.empty() &&
       db->get_value_freq(index::kFacetsSlot) == db->get_doccount();
-  FacetCounter spy(facets, options_.facet_bound);
+  // The page is ranked without counting (check_at_least 0: the matcher may skip weighing
+  // documents that cannot reach the page); the exact total comes from a separate boolean count,
+  // which never weighs a document (no document lengths to read).
   PageOptions page_options;
   page_options.size = request.page_size() == 0 ? kDefaultPageSize : request.page_size();
-  page_options.count_total = !parsed.match_all || (!facets.empty() && !facets_from_terms);
-  page_options.spy = facets.empty() || facets_from_terms ? nullptr : &spy;
   page_options.snippet_bytes = kSnippetBytes;
   ASSIGN_OR_RETURN(Page page, FetchPage(*db, parsed, cursor, page_options));
 
   v1::SearchResponse response;
-  const int64_t total = parsed.match_all ? db->get_doccount() : page.total.value_or(0);
+  const int64_t total = parsed.match_all ? db->get_doccount()
+                                         : CountMatches(*db, parsed.query, nullptr);
   response.set_total(total);
   for (v1::SearchHit& hit : page.hits) *response.add_hits() = std::move(hit);
   if (page.next) response.set_next_page_token(EncodePageCursor(*page.next, fingerprint));
@@ -186,6 +222,10 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchLocked(const v1::SearchReques
       ToFacets(CountFacetsFromTerms(*db, facets), facets, limit, response.mutable_facets());
       response.set_facets_counted(total);
     } else {
+      // Knowing the total, the spy counts every match, or an even sample of facet_bound.
+      FacetCounter spy(facets, options_.facet_bound);
+      spy.SampleEvenly(static_cast<uint64_t>(total));
+      CountMatches(*db, parsed.query, &spy);
       ToFacets(spy.counts(), facets, limit, response.mutable_facets());
       response.set_facets_counted(static_cast<int64_t>(spy.counted()));
     }
@@ -195,8 +235,8 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchLocked(const v1::SearchReques
   return response;
 }
 
-absl::StatusOr<v1::AggregateResponse> Searcher::AggregateLocked(
-    const v1::AggregateRequest& request) {
+absl::StatusOr<v1::AggregateResponse> Searcher::AggregateWith(
+    Lease& lease, const v1::AggregateRequest& request) {
   RETURN_IF_ERROR(CheckQuerySize(request.query()));
   if (request.dimensions().empty() || request.dimensions_size() > kMaxDimensions) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -205,7 +245,7 @@ absl::StatusOr<v1::AggregateResponse> Searcher::AggregateLocked(
   }
   ASSIGN_OR_RETURN(std::vector<index::FacetField> dimensions,
                    ParseFacetFields(request.dimensions(), "dimension"));
-  ASSIGN_OR_RETURN(Xapian::Database * db, Database());
+  Xapian::Database* db = lease.Open();
   ASSIGN_OR_RETURN(ParsedQuery parsed, QueryParser(*db).Parse(request.query()));
   AggregateCounter counter(dimensions);
   v1::AggregateResponse response;
@@ -230,11 +270,11 @@ absl::Status Searcher::Export(const v1::ExportRequest& request, const ExportSink
     options.snippet_bytes = kSnippetBytes;
     absl::StatusOr<Page> page;
     {
-      // Hold the index for one chunk only, so searches interleave with a long export.
-      std::lock_guard<std::mutex> lock(mu_);
+      // Hold a handle for one chunk only, so a long export does not keep it from searches.
+      Lease lease = Borrow();
       page = Guard<Page>(
           [&]() -> absl::StatusOr<Page> {
-            ASSIGN_OR_RETURN(Xapian::Database * db, Database());
+            Xapian::Database* db = lease.Open();
             ASSIGN_OR_RETURN(ParsedQuery parsed, QueryParser(*db).Parse(request.query()));
             return FetchPage(*db, parsed, cursor, options);
           },
@@ -251,9 +291,10 @@ absl::Status Searcher::Export(const v1::ExportRequest& request, const ExportSink
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::IssueWithComments> Searcher::GetIssueLocked(const std::string& slug,
-                                                               int64_t number) {
-  ASSIGN_OR_RETURN(Xapian::Database * db, Database());
+absl::StatusOr<v1::IssueWithComments> Searcher::GetIssueWith(Lease& lease,
+                                                             const std::string& slug,
+                                                             int64_t number) {
+  Xapian::Database* db = lease.Open();
   const std::string term = index::IdTerm(slug, number);
   Xapian::PostingIterator it = db->postlist_begin(term);
   if (it == db->postlist_end(term)) {
@@ -263,8 +304,8 @@ absl::StatusOr<v1::IssueWithComments> Searcher::GetIssueLocked(const std::string
   return index::ReadDocument(db->get_document(*it));
 }
 
-absl::StatusOr<v1::IndexStatus> Searcher::GetIndexStatusLocked() {
-  ASSIGN_OR_RETURN(Xapian::Database * db, Database());
+absl::StatusOr<v1::IndexStatus> Searcher::GetIndexStatusWith(Lease& lease) {
+  Xapian::Database* db = lease.Open();
   v1::IndexStatus status;
   status.set_documents(db->get_doccount());
   if (!path_.empty()) {

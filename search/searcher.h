@@ -5,18 +5,22 @@
 // service can start before the index exists), and reopens it before every call (every export
 // chunk), so new commits become visible and queries keep working while the indexer commits.
 //
-// Thread-safety: all methods are thread-safe; calls are serialized by one mutex because a
-// Xapian::Database is not safe for concurrent use (Export holds it per chunk only). Xapian
-// exceptions never escape: they become statuses (cannot open → UNAVAILABLE "index not built
+// Thread-safety: all methods are thread-safe. A Xapian::Database is not safe for concurrent
+// use, so each call borrows a database handle of its own from a small pool (at most
+// SearcherOptions::max_handles open handles of an on-disk index; calls beyond that wait for
+// one); ForDatabase has the one handle it was given, so its calls are serialized. Export holds
+// a handle per chunk only. Xapian exceptions never escape: they become statuses (cannot open → UNAVAILABLE "index not built
 // yet", query errors → INVALID_ARGUMENT, anything else → INTERNAL naming the operation).
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -34,10 +38,14 @@ inline constexpr size_t kSnippetBytes = 200;
 
 // SearcherOptions tunes the work a Searcher does per request.
 struct SearcherOptions {
-  // Facets are counted over at most this many matches per query; beyond it a response says
-  // facets_exact=false and how many it counted. Queries matching everything are always exact
-  // (term frequencies). Default: 200000.
-  uint64_t facet_bound = 200000;
+  // Facets are counted over at most this many matches per query; beyond it they are counted
+  // over an even sample of this many matches (every (total/bound)-th in document order) and a
+  // response says facets_exact=false and how many it counted. Queries matching everything are
+  // always exact (term frequencies). Default: 20000.
+  uint64_t facet_bound = 20000;
+  // Database handles an on-disk index may have open at once, i.e. calls served in parallel;
+  // 0 means the number of cores (at least 2). Default: 0.
+  int max_handles = 0;
   // Hits fetched per round trip to the index while exporting. Default: 500.
   int export_chunk = 500;
 };
@@ -58,7 +66,8 @@ class Searcher {
 
   // Search runs a query (docs/QUERY.md). Hits are ranked by BM25 when the query has free text,
   // else newest created first (then highest number); `sort:` overrides. `total` is exact;
-  // facets are exact up to SearcherOptions::facet_bound matches (see facets_exact). Pages of
+  // facets are exact up to SearcherOptions::facet_bound matches, an even sample of that many
+  // beyond (see facets_exact). Pages of
   // value-sorted results continue after the last hit's sort key, so they neither repeat nor
   // skip hits while documents are added. INVALID_ARGUMENT for a malformed query, a page_size
   // outside 0..kMaxPageSize, a facet_limit outside 0..1000, an unknown facet, or a page_token
@@ -86,21 +95,43 @@ class Searcher {
   absl::StatusOr<v1::IndexStatus> GetIndexStatus();
 
  private:
+  // Lease is a database handle borrowed from the pool; returned when the Lease goes away. Its
+  // database is empty until Open() first opens the index.
+  class Lease {
+   public:
+    Lease(Searcher* owner, std::unique_ptr<std::optional<Xapian::Database>> db)
+        : owner_(owner), db_(std::move(db)) {}
+    Lease(Lease&&) = default;
+    ~Lease();
+    // Open opens or reopens the index; throws what Xapian throws.
+    Xapian::Database* Open();
+
+   private:
+    Searcher* owner_;
+    std::unique_ptr<std::optional<Xapian::Database>> db_;
+  };
+
   Searcher(std::string path, std::optional<Xapian::Database> db, SearcherOptions options);
 
-  // Database opens or reopens the index; caller holds mu_.
-  absl::StatusOr<Xapian::Database*> Database();
-  absl::StatusOr<v1::SearchResponse> SearchLocked(const v1::SearchRequest& request);
-  absl::StatusOr<v1::AggregateResponse> AggregateLocked(const v1::AggregateRequest& request);
-  absl::StatusOr<v1::IssueWithComments> GetIssueLocked(const std::string& slug, int64_t number);
-  absl::StatusOr<v1::IndexStatus> GetIndexStatusLocked();
+  // Borrow waits for a free handle (or room for a new one) and lends it.
+  Lease Borrow();
+  absl::StatusOr<v1::SearchResponse> SearchWith(Lease& lease, const v1::SearchRequest& request);
+  absl::StatusOr<v1::AggregateResponse> AggregateWith(Lease& lease,
+                                                      const v1::AggregateRequest& request);
+  absl::StatusOr<v1::IssueWithComments> GetIssueWith(Lease& lease, const std::string& slug,
+                                                     int64_t number);
+  absl::StatusOr<v1::IndexStatus> GetIndexStatusWith(Lease& lease);
   // ConvertError maps a Xapian exception raised while doing `what` to a status.
   absl::Status ConvertError(const Xapian::Error& e, absl::string_view what) const;
 
-  std::mutex mu_;
-  const std::string path_;               // empty for ForDatabase
+  const std::string path_;  // empty for ForDatabase
   const SearcherOptions options_;
-  std::optional<Xapian::Database> db_;   // guarded by mu_
+  const int max_handles_;
+  std::mutex mu_;
+  std::condition_variable returned_;
+  // Handles not lent out (guarded by mu_); an empty optional is not opened yet.
+  std::vector<std::unique_ptr<std::optional<Xapian::Database>>> idle_;
+  int handles_ = 0;  // handles in existence, idle or lent (guarded by mu_)
 };
 
 }  // namespace issuescope::search

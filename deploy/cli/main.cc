@@ -1,5 +1,7 @@
 // issuescope: the command-line tool. Thin: parses flags, calls the commands in deploy/cli.
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
@@ -140,6 +142,45 @@ int main(int argc, char** argv) {
   status_cmd->add_option("--coordinator", status.coordinator, "coordinator HOST:PORT")->required();
   status_cmd->add_flag("--json", status.json, "print JSON");
   status_cmd->add_flag("--watch", status.watch, "refresh every second");
+  status_cmd->add_option("--token-env", status.token_env,
+                         "environment variable holding the coordinator's admin token");
+  status_cmd->add_option("--tls-ca", status.tls_ca, "PEM file of the CA the coordinator's TLS "
+                                                     "certificate chains to (default: plaintext)");
+
+  // Admin commands: change the coordinator's catalog and schedules.
+  std::vector<std::pair<CLI::App*, std::string>> admin_cmds;
+  issuescope::cli::AdminCommandOptions admin;
+  auto add_admin = [&](CLI::App* parent, const std::string& name, const std::string& action,
+                       const std::string& help, const std::string& args_help) {
+    CLI::App* cmd = parent->add_subcommand(name, help);
+    cmd->add_option("--coordinator", admin.target.coordinator, "coordinator HOST:PORT")
+        ->required();
+    cmd->add_option("--token-env", admin.target.token_env,
+                    "environment variable holding the admin token");
+    cmd->add_option("--tls-ca", admin.target.tls_ca, "PEM file of the coordinator's CA");
+    cmd->add_option("args", admin.args, args_help);
+    admin_cmds.emplace_back(cmd, action);
+    return cmd;
+  };
+  auto* repos_cmd = app.add_subcommand("repos", "add, remove, pause or resume repositories");
+  auto* repos_add = add_admin(repos_cmd, "add", "add", "add repositories to the catalog",
+                              "repositories (github:OWNER/NAME, gitlab:…, gitee:…)");
+  repos_add->add_option("--api-url", admin.api_url, "API base URL of the tracker");
+  repos_add->add_option("--recrawl-interval-s", admin.recrawl_interval_s,
+                        "incremental re-crawl interval in seconds (0: only when triggered)");
+  repos_add->add_option("--full-recrawl-interval-s", admin.full_recrawl_interval_s,
+                        "full re-crawl interval in seconds (0: only when triggered)");
+  repos_add->add_flag("!--no-pull-requests", admin.include_pull_requests,
+                      "drop pull requests listed among the issues");
+  add_admin(repos_cmd, "remove", "remove", "remove repositories from the catalog",
+            "repositories");
+  add_admin(repos_cmd, "pause", "pause", "pause crawling (none given: all)", "repositories");
+  add_admin(repos_cmd, "resume", "resume", "resume crawling (none given: all)", "repositories");
+  repos_cmd->require_subcommand(1);
+  auto* trigger_cmd = add_admin(&app, "trigger", "trigger", "re-crawl now (none given: all)",
+                                "repositories");
+  trigger_cmd->add_flag("--full", admin.full, "a full re-crawl instead of an incremental one");
+  add_admin(&app, "drain", "drain", "let a worker finish its leases and leave", "worker id");
 
   auto* taxonomy_cmd = app.add_subcommand(
       "taxonomy", "train, evaluate and run the issue classifier (see docs/TAXONOMY.md)");
@@ -223,6 +264,12 @@ int main(int argc, char** argv) {
     return Finish(issuescope::cli::RunUp(up));
   }
   if (*status_cmd) return Finish(issuescope::cli::RunStatus(status));
+  for (const auto& [cmd, action] : admin_cmds) {
+    if (*cmd) {
+      admin.action = action;
+      return Finish(issuescope::cli::RunAdmin(admin));
+    }
+  }
   if (*train_cmd) return Finish(issuescope::cli::RunTaxonomyTrain(tax_train));
   if (*eval_cmd) return Finish(issuescope::cli::RunTaxonomyEval(tax_eval));
   if (*classify_cmd) return Finish(issuescope::cli::RunTaxonomyClassify(tax_classify));

@@ -69,6 +69,21 @@ TEST(AssignRepositoriesTest, WeightedLoadsWithinBound) {
   }
 }
 
+TEST(AssignRepositoriesTest, UnevenSplitsStayPutInsteadOfFlapping) {
+  // Three equal repositories on two equal workers cannot be split evenly; whichever worker holds
+  // two keeps them, round after round (a move would cost a full crawl and fix nothing).
+  std::vector<AssignableWorker> workers = {{"worker-0", 1}, {"worker-1", 1}};
+  for (const std::string& doubled : {"worker-0", "worker-1"}) {
+    const std::string single = doubled == "worker-0" ? "worker-1" : "worker-0";
+    std::vector<AssignableRepo> repos = {
+        {"github:o/a", 600, doubled}, {"github:o/b", 600, doubled}, {"github:o/c", 600, single}};
+    auto owners = AssignRepositories(workers, repos);
+    EXPECT_EQ(owners["github:o/a"], doubled);
+    EXPECT_EQ(owners["github:o/b"], doubled);
+    EXPECT_EQ(owners["github:o/c"], single);
+  }
+}
+
 TEST(AssignRepositoriesTest, JoiningWorkersTakeOnlyWhatMustMove) {
   std::vector<AssignableRepo> repos = MixedSizes(120);
   std::vector<AssignableWorker> two = {{"worker-0", 1}, {"worker-1", 1}};

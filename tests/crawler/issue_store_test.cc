@@ -93,7 +93,7 @@ class IssueStoreTest : public ::testing::Test {
     rocksdb::DBOptions options;
     options.env = env_.get();
     std::vector<rocksdb::ColumnFamilyDescriptor> families;
-    for (const char* name : {"default", "issues", "comments", "changes", "meta"}) {
+    for (const char* name : {"default", "issues", "comments", "changes", "meta", "raw"}) {
       families.emplace_back(name, rocksdb::ColumnFamilyOptions());
     }
     std::vector<rocksdb::ColumnFamilyHandle*> handles;

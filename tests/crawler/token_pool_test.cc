@@ -48,7 +48,7 @@ TEST(ParseTokenListTest, Cases) {
     auto got = ParseTokenList(c.list, "GH");
     ASSERT_EQ(got.ok(), c.ok) << c.list << ": " << got.status();
     if (!c.ok) {
-      EXPECT_FALSE(absl::StrContains(got.status().message(), "tok")) << got.status();
+      EXPECT_FALSE(absl::StrContains(got.status().message(), "tok1")) << got.status();
       continue;
     }
     ASSERT_EQ(got->size(), c.want.size()) << c.list;

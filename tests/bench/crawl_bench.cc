@@ -1,0 +1,172 @@
+// crawl_bench: the crawler benchmark driver (tests/bench/crawl_bench.sh runs it; figures in
+// docs/BENCHMARKS.md). Crawls GitHub-dialect repositories of a running issuescope-simulator with
+// RepoCrawlers (one thread per repository, `--parallel` at once) that share one TokenPool of
+// `--tokens` tokens, into an on-disk IssueStore, and prints one JSON line per phase:
+//   full        a full crawl: requests, pages, seconds, pages/s, issues+comments stored per s;
+//   recrawl     (--recrawl) an unchanged incremental re-crawl from the full crawl's cursors;
+//   per_issue   (--per-issue) the per-issue strategy (list issues, then GET each issue's
+//               comments, as Perceval does), counting requests only.
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/clock.h"
+#include "common/logging.h"
+#include "crawler/curl_transport.h"
+#include "crawler/repo_crawler.h"
+#include "crawler/tracker.h"
+#include "nlohmann/json.hpp"
+
+namespace {
+
+using namespace issuescope;  // NOLINT: benchmark driver
+
+struct Phase {
+  int64_t requests = 0, pages = 0, issues = 0, comments = 0;
+  double seconds = 0;
+};
+
+void Print(const std::string& name, const Phase& p, int tokens) {
+  nlohmann::json j = {{"phase", name},          {"tokens", tokens},
+                      {"requests", p.requests}, {"pages", p.pages},
+                      {"seconds", p.seconds},   {"issues_stored", p.issues},
+                      {"comments_stored", p.comments}};
+  if (p.seconds > 0) {
+    j["pages_per_s"] = p.pages / p.seconds;
+    j["items_per_s"] = (p.issues + p.comments) / p.seconds;
+  }
+  std::printf("%s\n", j.dump().c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"crawler benchmark driver"};
+  std::string api, repos_flag, data;
+  int tokens = 1, parallel = 4;
+  bool recrawl = false, per_issue = false;
+  app.add_option("--api", api, "simulator base URL")->required();
+  app.add_option("--repos", repos_flag, "OWNER/NAME[,OWNER/NAME...]")->required();
+  app.add_option("--data", data, "store directory (created)")->required();
+  app.add_option("--tokens", tokens, "tokens in the pool");
+  app.add_option("--parallel", parallel, "repositories crawled at once");
+  app.add_flag("--recrawl", recrawl, "then re-crawl incrementally");
+  app.add_flag("--per-issue", per_issue, "then count the per-issue strategy's requests");
+  CLI11_PARSE(app, argc, argv);
+  InitLogging("bench", "warn");
+  const std::vector<std::string> repos = absl::StrSplit(repos_flag, ',', absl::SkipEmpty());
+
+  auto store = crawler::IssueStore::Open(data);
+  if (!store.ok()) {
+    std::fprintf(stderr, "crawl_bench: %s\n", store.status().ToString().c_str());
+    return 1;
+  }
+  std::vector<crawler::PoolToken> pool_tokens;
+  for (int i = 0; i < tokens; ++i) {
+    pool_tokens.push_back({absl::StrCat("bench-", i), absl::StrCat("bench-token-", i)});
+  }
+  crawler::CrawlerOptions options;
+  options.api_urls[v1::TRACKER_GITHUB] = api;
+  options.pools[v1::TRACKER_GITHUB] =
+      std::make_shared<crawler::TokenPool>(v1::TRACKER_GITHUB, pool_tokens, Clock::Real());
+  crawler::CurlTransportOptions transport_options;
+  transport_options.max_body_bytes = int64_t{256} << 20;
+  crawler::CurlTransport transport(transport_options);
+
+  std::map<std::string, v1::Cursor> cursors;
+  std::mutex mu;
+  auto run = [&](v1::CrawlMode mode) {
+    Phase phase;
+    std::atomic<size_t> next{0};
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < parallel; ++t) {
+      threads.emplace_back([&] {
+        for (size_t i; (i = next.fetch_add(1)) < repos.size();) {
+          const std::vector<std::string> parts = absl::StrSplit(repos[i], '/');
+          v1::Lease lease;
+          lease.set_repo_slug("github:" + repos[i]);
+          lease.mutable_repo()->set_tracker(v1::TRACKER_GITHUB);
+          lease.mutable_repo()->set_owner(parts[0]);
+          lease.mutable_repo()->set_name(parts.size() > 1 ? parts[1] : "");
+          lease.set_epoch(mode == v1::CRAWL_MODE_FULL ? 1 : 2);
+          lease.set_mode(mode);
+          lease.set_include_pull_requests(true);
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            if (cursors.count(repos[i])) *lease.mutable_cursor() = cursors[repos[i]];
+          }
+          crawler::RepoCrawler crawler(&transport, store->get(), Clock::Real(), options);
+          auto result = crawler.Crawl(lease, [](const crawler::CrawlProgress&) {
+            return absl::OkStatus();
+          });
+          std::lock_guard<std::mutex> lock(mu);
+          if (!result.ok()) {
+            std::fprintf(stderr, "crawl_bench: %s: %s\n", repos[i].c_str(),
+                         result.status().ToString().c_str());
+            continue;
+          }
+          if (result->cursor) cursors[repos[i]] = *result->cursor;
+          const v1::CrawlCounters& c = result->counters;
+          phase.requests += c.requests();
+          phase.issues += c.issues_stored();
+          phase.comments += c.comments_stored();
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    phase.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    phase.pages = phase.requests;  // every request of a crawl is a page (or the repository GET)
+    return phase;
+  };
+  Print("full", run(v1::CRAWL_MODE_FULL), tokens);
+  if (recrawl) Print("recrawl", run(v1::CRAWL_MODE_INCREMENTAL), tokens);
+  if (per_issue) {
+    // Perceval's strategy: every issue page, then every issue's comment pages.
+    auto tracker = crawler::MakeTracker(v1::TRACKER_GITHUB);
+    Phase phase;
+    const auto start = std::chrono::steady_clock::now();
+    for (const std::string& repo : repos) {
+      const std::vector<std::string> parts = absl::StrSplit(repo, '/');
+      crawler::TrackerRepo where{api, parts[0], parts.size() > 1 ? parts[1] : ""};
+      v1::RepositoryRef ref;
+      std::optional<std::string> url = (*tracker)->IssuesUrl(where, std::nullopt, 100);
+      std::vector<v1::Issue> issues;
+      auto get = [&](const std::string& u) -> absl::StatusOr<crawler::HttpResponse> {
+        crawler::HttpRequest req;
+        req.url = u;
+        (*tracker)->Authorize("bench-token-0", &req);
+        ++phase.requests;
+        return transport.Send(req);
+      };
+      while (url) {
+        auto resp = get(*url);
+        if (!resp.ok() || resp->status != 200) break;
+        auto page = (*tracker)->ParseIssues(resp->body, ref);
+        if (page.ok()) issues.insert(issues.end(), page->begin(), page->end());
+        url = (*tracker)->NextPageUrl(*url, *resp);
+      }
+      for (const v1::Issue& issue : issues) {
+        std::optional<std::string> c = absl::StrCat(api, "/repos/", repo, "/issues/",
+                                                    issue.number(), "/comments?per_page=100");
+        while (c) {
+          auto resp = get(*c);
+          if (!resp.ok() || resp->status != 200) break;
+          c = (*tracker)->NextPageUrl(*c, *resp);
+        }
+      }
+    }
+    phase.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    phase.pages = phase.requests;
+    Print("per_issue", phase, 1);
+  }
+  return 0;
+}
