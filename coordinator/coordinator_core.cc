@@ -393,6 +393,14 @@ absl::StatusOr<v1::ReportProgressResponse> CoordinatorCore::ReportProgress(
     *rec.mutable_cursor() = req.cursor();
     // The lease is current, so its holder is a registered worker (CheckLeaseLocked).
     rec.set_cursor_store_id(workers_[req.worker_id()].record.store_id());
+    // A FULL crawl that stops before its end (page limit per lease) has stored everything up
+    // to the cursor: the rest continues incrementally from it. Re-granting FULL would start
+    // over and never finish a repository larger than one lease's pages.
+    if (!req.done() && rec.lease_mode() == v1::CRAWL_MODE_FULL &&
+        rec.scheduled() == v1::CRAWL_MODE_FULL) {
+      rec.set_scheduled(v1::CRAWL_MODE_INCREMENTAL);
+      rec.set_full_in_progress(true);
+    }
   }
   if (req.issues_estimated() > 0 && req.issues_estimated() != rec.issues_estimated()) {
     rec.set_issues_estimated(req.issues_estimated());
@@ -414,7 +422,10 @@ absl::StatusOr<v1::ReportProgressResponse> CoordinatorCore::ReportProgress(
     EndLeaseLocked(&rec);
     spdlog::info("{} moved to {}", slug, req.moved_to());
   } else if (req.done()) {
-    if (rec.lease_mode() == v1::CRAWL_MODE_FULL) *rec.mutable_last_full_completed_at() = ToProto(now);
+    if (rec.lease_mode() == v1::CRAWL_MODE_FULL || rec.full_in_progress()) {
+      *rec.mutable_last_full_completed_at() = ToProto(now);
+    }
+    rec.clear_full_in_progress();
     rec.clear_scheduled();
     EndLeaseLocked(&rec);
     rec.clear_last_error();

@@ -118,6 +118,9 @@ rocksdb::ColumnFamilyOptions IssueStore::RawColumnFamilyOptions(std::string* com
     *compression = "none";
   }
   options.bottommost_compression = options.compression;
+  // Raw pages are written once and read only by reparse: a small memtable keeps the worker's
+  // memory bounded (RocksDB's default is 64 MiB per column family).
+  options.write_buffer_size = 16 << 20;
   // Pages are large values: bigger blocks compress better.
   rocksdb::BlockBasedTableOptions table;
   table.block_size = 64 << 10;

@@ -64,7 +64,9 @@ int MaxHandles(const std::string& path, int requested) {
 }  // namespace
 
 Searcher::Searcher(std::string path, std::optional<Xapian::Database> db, SearcherOptions options)
-    : path_(std::move(path)), options_(options), max_handles_(MaxHandles(path_, options.max_handles)) {
+    : path_(std::move(path)),
+      options_(options),
+      max_handles_(MaxHandles(path_, options.max_handles)) {
   if (db) {
     idle_.push_back(std::make_unique<std::optional<Xapian::Database>>(std::move(db)));
     handles_ = 1;
@@ -137,8 +139,9 @@ absl::Status Searcher::ConvertError(const Xapian::Error& e, absl::string_view wh
 
 absl::StatusOr<v1::SearchResponse> Searcher::Search(const v1::SearchRequest& request) {
   Lease lease = Borrow();
-  return Guard<v1::SearchResponse>([&] { return SearchWith(lease, request); },
-                                   [&](const Xapian::Error& e) { return ConvertError(e, "search"); });
+  return Guard<v1::SearchResponse>(
+      [&] { return SearchWith(lease, request); },
+      [&](const Xapian::Error& e) { return ConvertError(e, "search"); });
 }
 
 absl::StatusOr<v1::AggregateResponse> Searcher::Aggregate(const v1::AggregateRequest& request) {

@@ -9,8 +9,9 @@
 // use, so each call borrows a database handle of its own from a small pool (at most
 // SearcherOptions::max_handles open handles of an on-disk index; calls beyond that wait for
 // one); ForDatabase has the one handle it was given, so its calls are serialized. Export holds
-// a handle per chunk only. Xapian exceptions never escape: they become statuses (cannot open → UNAVAILABLE "index not built
-// yet", query errors → INVALID_ARGUMENT, anything else → INTERNAL naming the operation).
+// a handle per chunk only. Xapian exceptions never escape: they become statuses (cannot open →
+// UNAVAILABLE "index not built yet", query errors → INVALID_ARGUMENT, anything else → INTERNAL
+// naming the operation).
 #pragma once
 
 #include <condition_variable>

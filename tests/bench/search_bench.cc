@@ -7,18 +7,22 @@
 //
 //   bench_search_load --target 127.0.0.1:PORT --queries tests/bench/search_queries.txt
 //                     [--reps 20] [--clients 1,16] [--warmup 1] [--json out.json]
-//                     [--fts5-json fts5.json] [--min-ratio 5]
+//                     [--fts5-json fts5.json] [--min-ratio 5] [--server-pid PID]
 //
+// With --server-pid, the 1-client run also records the service's CPU time per request (all its
+// threads, /proc/PID/task/*/schedstat): the figure a loaded, shared machine disturbs least.
 // In a run with C clients the reps × queries requests are shared out (one shuffled schedule,
 // fixed seed), so every query gets --reps samples whatever C is. Exits 1 when a request fails,
 // 2 on bad arguments, 3 when --min-ratio is given and FTS5 / issuescope (median of per-query
 // p50) is below it.
+#include <dirent.h>
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -50,7 +54,25 @@ struct Options {
   std::string json_path;
   std::string fts5_json;
   double min_ratio = 0;
+  int server_pid = 0;
 };
+
+// ServerCpuMs sums the CPU time of every thread of process `pid` (/proc/PID/task/*/schedstat,
+// first field, nanoseconds), in milliseconds; 0 when it cannot be read.
+double ServerCpuMs(int pid) {
+  const std::string dir = absl::StrCat("/proc/", pid, "/task");
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return 0;
+  double ns = 0;
+  while (dirent* entry = readdir(d)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream in(absl::StrCat(dir, "/", entry->d_name, "/schedstat"));
+    double run_ns = 0;
+    if (in >> run_ns) ns += run_ns;
+  }
+  closedir(d);
+  return ns / 1e6;
+}
 
 std::unique_ptr<v1::Search::Stub> NewStub(const std::string& target, int client) {
   grpc::ChannelArguments args;
@@ -96,10 +118,15 @@ bench::LatencyLog RunLoad(const Options& options, const std::vector<bench::Bench
         grpc::ClientContext context;
         context.set_deadline(std::chrono::system_clock::now() +
                              std::chrono::milliseconds(options.deadline_ms));
+        // With one client, the server's CPU time around a request is that request's.
+        const bool measure_cpu = clients == 1 && options.server_pid > 0;
+        const double cpu0 = measure_cpu ? ServerCpuMs(options.server_pid) : 0;
         const auto t0 = Clock::now();
         const grpc::Status status = stubs[c]->Search(&context, request, &response);
         const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        const double cpu = measure_cpu ? ServerCpuMs(options.server_pid) - cpu0 : 0;
         std::lock_guard<std::mutex> lock(mu);
+        if (measure_cpu && status.ok()) log.cpu_ms[q.id].push_back(cpu);
         if (!status.ok()) {
           if (log.errors++ < 5) {
             std::cerr << "bench_search_load: " << q.id << " '" << q.query
@@ -146,6 +173,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 3600000));
   app.add_option("--json", options.json_path, "write the results as JSON here");
   app.add_option("--fts5-json", options.fts5_json, "bench_search_fts5 result to compare with");
+  app.add_option("--server-pid", options.server_pid,
+                 "the service's process id: with one client, also record its CPU per query");
   app.add_option("--min-ratio", options.min_ratio,
                  "fail (exit 3) when FTS5/issuescope median p50 is below this");
   CLI11_PARSE(app, argc, argv);
@@ -166,7 +195,9 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < one_pass.size(); ++i) one_pass[i] = i;
   if (options.warmup > 0) {
     std::vector<size_t> warm;
-    for (int w = 0; w < options.warmup; ++w) warm.insert(warm.end(), one_pass.begin(), one_pass.end());
+    for (int w = 0; w < options.warmup; ++w) {
+      warm.insert(warm.end(), one_pass.begin(), one_pass.end());
+    }
     bench::LatencyLog log = RunLoad(options, *queries, warm, 1);
     if (log.errors > 0) return Fail(1, absl::StrCat(log.errors, " warm-up requests failed"));
   }

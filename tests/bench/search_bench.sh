@@ -103,7 +103,7 @@ rss_idle=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
 echo "search_bench: issuescope-search pid $pid on 127.0.0.1:$port; load average $(load)"
 status=0
 "$bin/bench_search_load" --target "127.0.0.1:$port" --queries "$queries" --reps "$reps" \
-  --clients "$clients" --json "$work/ours.json" "${fts_args[@]}" || status=$?
+  --clients "$clients" --server-pid "$pid" --json "$work/ours.json" "${fts_args[@]}" || status=$?
 hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
 rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
 kill "$pid"

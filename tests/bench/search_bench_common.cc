@@ -37,14 +37,15 @@ nlohmann::json Stats(const std::vector<double>& samples) {
           {"n", samples.size()}};
 }
 
-// MedianOfP50 is the median over the queries of `category` ("" = all) of their p50 in `run`.
+// MedianOfP50 is the median over the queries of `category` ("" = all) of their `field` ("p50"
+// or "cpu_p50") in `run`.
 double MedianOfP50(const std::vector<BenchQuery>& queries, const nlohmann::json& run,
-                   const std::string& category) {
+                   const std::string& category, const std::string& field = "p50") {
   std::vector<double> p50s;
   for (const BenchQuery& q : queries) {
     if (!category.empty() && q.category != category) continue;
-    if (!run["queries"].contains(q.id)) continue;
-    p50s.push_back(run["queries"][q.id]["p50"].get<double>());
+    if (!run["queries"].contains(q.id) || !run["queries"][q.id].contains(field)) continue;
+    p50s.push_back(run["queries"][q.id][field].get<double>());
   }
   return Median(p50s);
 }
@@ -146,6 +147,10 @@ nlohmann::json RunJson(const std::vector<BenchQuery>& queries, const LatencyLog&
       j["server_p50"] = Percentile(server->second, 50) / 1000.0;
       j["server_p99"] = Percentile(server->second, 99) / 1000.0;
     }
+    auto cpu = log.cpu_ms.find(q.id);
+    if (cpu != log.cpu_ms.end() && !cpu->second.empty()) {
+      j["cpu_p50"] = Percentile(cpu->second, 50);
+    }
     auto info = log.info.find(q.id);
     if (info != log.info.end()) j["info"] = info->second;
     per_query[q.id] = j;
@@ -182,22 +187,34 @@ double PrintSideBySide(const std::vector<BenchQuery>& queries, const nlohmann::j
                        const nlohmann::json& fts5) {
   std::set<std::string> categories;
   for (const BenchQuery& q : queries) categories.insert(q.category);
-  std::printf("\nmedian over queries of per-query p50 (ms), single client, same run\n");
-  std::printf("  %-12s %12s %12s %9s\n", "category", "issuescope", "sqlite-fts5", "fts5/ours");
-  auto row = [&](const std::string& name, const std::string& category) {
-    const double a = MedianOfP50(queries, ours, category);
-    const double b = MedianOfP50(queries, fts5, category);
-    std::printf("  %-12s %12.2f %12.2f %9.1f\n", name.c_str(), a, b, a > 0 ? b / a : 0.0);
-    return a > 0 ? b / a : 0.0;
-  };
-  for (const std::string& c : categories) row(c, c);
-  const double overall = row("ALL", "");
-  std::printf("\nper query p50 (ms): issuescope (server took) | sqlite-fts5\n");
+  double overall = 0;
+  for (const std::string field : {"p50", "cpu_p50"}) {
+    const bool cpu = field == "cpu_p50";
+    if (cpu && (MedianOfP50(queries, ours, "", field) == 0 ||
+                MedianOfP50(queries, fts5, "", field) == 0)) {
+      continue;
+    }
+    std::printf("\nmedian over queries of per-query %s (ms), single client, same run\n",
+                cpu ? "CPU time (server process | FTS5 thread)" : "wall p50");
+    std::printf("  %-12s %12s %12s %9s\n", "category", "issuescope", "sqlite-fts5", "fts5/ours");
+    auto row = [&](const std::string& name, const std::string& category) {
+      const double a = MedianOfP50(queries, ours, category, field);
+      const double b = MedianOfP50(queries, fts5, category, field);
+      std::printf("  %-12s %12.2f %12.2f %9.1f\n", name.c_str(), a, b, a > 0 ? b / a : 0.0);
+      return a > 0 ? b / a : 0.0;
+    };
+    for (const std::string& c : categories) row(c, c);
+    const double ratio = row("ALL", "");
+    if (!cpu) overall = ratio;
+  }
+  std::printf(
+      "\nper query p50 (ms): issuescope wall (server took, CPU) | sqlite-fts5 wall (CPU)\n");
   for (const BenchQuery& q : queries) {
     const nlohmann::json& a = ours["queries"].value(q.id, nlohmann::json::object());
     const nlohmann::json& b = fts5["queries"].value(q.id, nlohmann::json::object());
-    std::printf("  %-4s %-9s %9.2f (%7.2f) | %9.2f  %s\n", q.id.c_str(), q.category.c_str(),
-                a.value("p50", 0.0), a.value("server_p50", 0.0), b.value("p50", 0.0),
+    std::printf("  %-4s %-9s %9.2f (%7.2f, %7.2f) | %9.2f (%8.2f)  %s\n", q.id.c_str(),
+                q.category.c_str(), a.value("p50", 0.0), a.value("server_p50", 0.0),
+                a.value("cpu_p50", 0.0), b.value("p50", 0.0), b.value("cpu_p50", 0.0),
                 q.query.c_str());
   }
   return overall;

@@ -50,6 +50,10 @@ struct LatencyLog {
   std::map<std::string, std::vector<double>> samples;
   // server_us[id] are the server-reported times (took_us) of query `id`; empty for FTS5.
   std::map<std::string, std::vector<double>> server_us;
+  // cpu_ms[id] are CPU milliseconds per execution of query `id`: the server process's (all its
+  // threads, /proc/PID/task/*/schedstat) for issuescope, the thread's for FTS5. Unlike wall
+  // time on a shared machine, CPU time hardly depends on what else runs.
+  std::map<std::string, std::vector<double>> cpu_ms;
   // info[id] holds per-query facts from the first answer (total, facets_exact, ...).
   std::map<std::string, nlohmann::json> info;
   double wall_seconds = 0;  // wall time of the timed part of the run
@@ -66,8 +70,9 @@ nlohmann::json RunJson(const std::vector<BenchQuery>& queries, const LatencyLog&
 void PrintRun(const std::string& title, const nlohmann::json& run);
 
 // PrintSideBySide prints, per category and overall, the median over queries of each query's
-// p50 for issuescope (`ours`, a RunJson) and FTS5 (`fts5`, a RunJson), and their ratio; then
-// the same per query. Returns the overall ratio (FTS5 / issuescope, median of per-query p50).
+// p50 for issuescope (`ours`, a RunJson) and FTS5 (`fts5`, a RunJson), and their ratio, in wall
+// time and (when both runs measured it) CPU time; then the same per query. Returns the overall
+// ratio (FTS5 / issuescope, median of per-query wall p50).
 double PrintSideBySide(const std::vector<BenchQuery>& queries, const nlohmann::json& ours,
                        const nlohmann::json& fts5);
 

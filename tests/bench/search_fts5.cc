@@ -20,6 +20,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -70,6 +71,13 @@ struct StmtCloser {
   void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
 };
 using Stmt = std::unique_ptr<sqlite3_stmt, StmtCloser>;
+
+// ThreadCpuMs is the CPU time of the calling thread, in milliseconds.
+double ThreadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
 
 int Fail(int code, const std::string& message) {
   std::cerr << "bench_search_fts5: " << message << std::endl;
@@ -139,7 +147,9 @@ absl::Status Build(const std::string& path, const bench::CorpusOptions& corpus) 
       const issuescope::v1::Issue& in = iwc.issue();
       ++id;
       std::string comments;
-      for (const auto& c : iwc.comments()) absl::StrAppend(&comments, comments.empty() ? "" : "\n\n", c.body());
+      for (const auto& c : iwc.comments()) {
+        absl::StrAppend(&comments, comments.empty() ? "" : "\n\n", c.body());
+      }
       sqlite3_stmt* f = fts->get();
       sqlite3_bind_int64(f, 1, id);
       BindText(f, 2, in.title());
@@ -231,12 +241,15 @@ int Run(const std::string& path, const std::string& queries_path, const std::str
   for (int pass = 0; pass < warmup + reps; ++pass) {
     const auto pass_start = Clock::now();
     for (const bench::BenchQuery& q : *queries) {
+      const double cpu0 = ThreadCpuMs();
       const auto t0 = Clock::now();
       absl::StatusOr<int64_t> rows = RunQuery(db.get(), prepared[q.id]);
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      const double cpu = ThreadCpuMs() - cpu0;
       if (!rows.ok()) return Fail(1, absl::StrCat(q.id, ": ", rows.status().message()));
       if (pass < warmup) continue;
       log.samples[q.id].push_back(ms);
+      log.cpu_ms[q.id].push_back(cpu);
       if (log.info.count(q.id) == 0) log.info[q.id] = {{"hits", *rows}};
     }
     if (pass >= warmup) {

@@ -69,10 +69,10 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// Owners maps each repository slug to the worker its lease or assignment names.
+// Owners maps each repository slug to the worker the coordinator's assignment names.
 std::map<std::string, std::string> Owners(const v1::GetStatusResponse& status) {
   std::map<std::string, std::string> owners;
-  for (const v1::RepositoryStatus& r : status.repositories()) owners[r.repo_slug()] = r.worker_id();
+  for (const v1::RepositoryStatus& r : status.repositories()) owners[r.repo_slug()] = r.owner();
   return owners;
 }
 
@@ -273,11 +273,20 @@ TEST(Chaos, AddingFourWorkersRebalancesAndMovesOnlyWhatMust) {
   ASSERT_TRUE(after.ok()) << after.status();
   const std::map<std::string, std::string> new_owners = Owners(*after);
 
-  std::map<std::string, int> load;
+  // Load as the coordinator weighs it: each repository's estimated issues (at least 1).
+  std::map<std::string, double> size;
+  for (const v1::RepositoryStatus& r : after->repositories()) {
+    size[r.repo_slug()] = static_cast<double>(std::max<int64_t>(1, r.issues_estimated()));
+  }
+  std::map<std::string, double> load;
+  std::map<std::string, int> count;
+  double total = 0;
   for (int i = 0; i < cluster.num_workers(); ++i) load[cluster.worker_id(i)] = 0;
   int moved = 0;
   for (const auto& [repo, owner] : new_owners) {
-    load[owner] += 1;
+    load[owner] += size[repo];
+    count[owner] += 1;
+    total += size[repo];
     const std::string& old_owner = old_owners.at(repo);
     if (owner != old_owner) {
       ++moved;
@@ -286,13 +295,15 @@ TEST(Chaos, AddingFourWorkersRebalancesAndMovesOnlyWhatMust) {
           << repo << " moved from " << old_owner << " to " << owner;
     }
   }
-  const double mean = static_cast<double>(new_owners.size()) / cluster.num_workers();
-  for (const auto& [worker, n] : load) {
-    std::printf("[figures] %s owns %d repositories (mean %.1f)\n", worker.c_str(), n, mean);
-    EXPECT_GE(n, 0.8 * mean) << worker;
-    EXPECT_LE(n, 1.2 * mean) << worker;
+  const double mean = total / cluster.num_workers();
+  for (const auto& [worker, l] : load) {
+    std::printf("[figures] %s: load %.0f (mean %.1f), %d repositories\n", worker.c_str(), l,
+                mean, count[worker]);
+    EXPECT_GE(l, 0.8 * mean) << worker;
+    EXPECT_LE(l, 1.2 * mean) << worker;
   }
   std::printf("[figures] %d of %zu repositories changed owner\n", moved, new_owners.size());
+  ASSERT_TRUE(cluster.WaitUntilIndexed(absl::Minutes(5)).ok());
   ExpectIndexEqualsCorpus(cluster, corpus);
   if (!HasFailure()) std::filesystem::remove_all(work);
 }

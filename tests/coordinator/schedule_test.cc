@@ -45,6 +45,39 @@ TEST_F(ScheduleTest, FullAndIncrementalIntervals) {
   EXPECT_TRUE(Acquire("w").empty());
 }
 
+TEST_F(ScheduleTest, AFullCrawlStoppedByThePageLimitContinuesFromItsCursor) {
+  v1::RepositorySpec spec = Spec("o", "r");
+  spec.set_full_recrawl_interval_s(3600);
+  Add({spec});
+  Register("w");
+  auto first = Acquire("w");
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].mode(), v1::CRAWL_MODE_FULL);
+  // The worker stores 50 pages, reports its cursor without `done`, and hands the lease back.
+  auto partial = Report("w", first[0]);
+  partial.mutable_cursor()->mutable_issues_since()->set_seconds(1700000000);
+  ASSERT_TRUE(core_->ReportProgress(partial).ok());
+  v1::ReleaseLeaseRequest release;
+  release.set_worker_id("w");
+  release.mutable_lease()->set_repo(first[0].repo_slug());
+  release.mutable_lease()->set_epoch(first[0].epoch());
+  ASSERT_TRUE(core_->ReleaseLease(release).ok());
+  // The next lease continues from the cursor instead of starting the full crawl over.
+  auto second = Acquire("w");
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].mode(), v1::CRAWL_MODE_INCREMENTAL);
+  EXPECT_EQ(second[0].cursor().issues_since().seconds(), 1700000000);
+  Finish("w", second[0]);
+  // Its completion completes the full crawl: the next full one is an interval away.
+  EXPECT_EQ(RepoStatus("github:o/r").crawls_completed(), 1);
+  EXPECT_TRUE(Acquire("w").empty());
+  clock_.Advance(absl::Seconds(3600));
+  Register("w");
+  auto due = Acquire("w");
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].mode(), v1::CRAWL_MODE_FULL);
+}
+
 TEST_F(ScheduleTest, TriggeredFullCrawlWinsOverIncremental) {
   Add({Spec("o", "r")});
   Register("w");

@@ -241,7 +241,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case("secondary_429_no_retry_after",
              {"--secondary-limit-rate=0.15", "--secondary-limit-status=429",
               "--with-retry-after=0"}),
-        FaultCase{"budget_runs_out", {"--budget=25", "--budget-window-s=3"}, 25,
+        FaultCase{"budget_runs_out", {"--budget=10", "--budget-window-s=3"}, 10,
                   absl::Seconds(3), ""},
         FaultCase{"transfer_301", {"--transfer=github:octo/gh=neworg/gh2"}, 0, absl::Hours(1),
                   "neworg/gh2"},

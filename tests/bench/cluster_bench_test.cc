@@ -1,0 +1,147 @@
+// Cluster benchmark (issue 4, docs/BENCHMARKS.md "Cluster scaling and failover"): real processes
+// on loopback against a latency-bound tracker simulator.
+//
+//  1. Scaling: R repositories × I issues crawled by 1 worker, then (a fresh cluster) by 4
+//     workers; prints the time from adding the repositories to the last completed crawl, and
+//     the speed-up (target ≥ 3.5×).
+//  2. Failover: a worker crawling a large repository is SIGKILLed; prints the time until another
+//     worker holds the repository's lease (target: the worker timeout + 1 s).
+//
+// Sizes come from the environment (defaults are the bounded form `ctest -L bench` runs):
+//   ISSUESCOPE_BENCH_REPOS (40), ISSUESCOPE_BENCH_ISSUES (100), ISSUESCOPE_BENCH_LATENCY_MS (50).
+// The full run of the issue: REPOS=200 ISSUES=500 LATENCY_MS=200 build/bin/cluster_bench_test.
+// Figures are printed as `[figures]` lines; the test fails only when a crawl does not complete
+// or the index misses issues, never on a timing.
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "deploy/cli/cluster.h"
+#include "tests/e2e/e2e_util.h"
+
+namespace issuescope {
+namespace {
+
+int EnvInt(const char* name, int fallback) {
+  const char* env = std::getenv(name);
+  return env != nullptr && *env != '\0' ? std::atoi(env) : fallback;
+}
+
+struct Sizes {
+  int repos = EnvInt("ISSUESCOPE_BENCH_REPOS", 40);
+  int issues = EnvInt("ISSUESCOPE_BENCH_ISSUES", 100);
+  int latency_ms = EnvInt("ISSUESCOPE_BENCH_LATENCY_MS", 50);
+};
+
+cli::ClusterOptions Options(const std::string& work, int workers, const Sizes& sizes,
+                            int repos, int issues) {
+  cli::ClusterOptions options;
+  options.bin_dir = ISSUESCOPE_BIN_DIR;
+  options.work_dir = work;
+  options.workers = workers;
+  options.worker_capacity = 2;
+  options.lease_ttl_ms = 3000;
+  options.heartbeat_ms = 300;
+  options.worker_timeout_ms = 1500;
+  options.log_level = "warn";
+  options.simulator_args = {absl::StrCat("--repos=", repos),
+                            absl::StrCat("--issues-per-repo=", issues), "--comments-per-issue=3",
+                            "--seed=21", absl::StrCat("--latency-ms=", sizes.latency_ms),
+                            "--threads=32"};
+  return options;
+}
+
+// CrawlSeconds starts a cluster of `workers`, adds every simulated repository, and returns the
+// seconds until every repository completed its first crawl (and checks the index).
+double CrawlSeconds(int workers, const Sizes& sizes, int64_t* requests) {
+  const std::string work = e2e::MakeTempDir(absl::StrCat("issuescope-bench-", workers, "w"));
+  auto started = cli::Cluster::Start(Options(work, workers, sizes, sizes.repos, sizes.issues));
+  EXPECT_TRUE(started.ok()) << started.status();
+  if (!started.ok()) return 0;
+  cli::Cluster& cluster = **started;
+  e2e::SimulatorAdmin sim(cluster.simulator_url());
+  const auto corpus = sim.Corpus(nullptr, nullptr);
+  const absl::Time t0 = absl::Now();
+  EXPECT_TRUE(cluster.AddSimulatorRepositories().ok());
+  absl::Status crawled = cluster.WaitUntilCrawled(1, absl::Minutes(60));
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - t0);
+  EXPECT_TRUE(crawled.ok()) << crawled;
+  *requests = sim.Requests();
+  EXPECT_TRUE(cluster.WaitUntilIndexed(absl::Minutes(10)).ok());
+  e2e::ExpectIndexEqualsCorpus(cluster, corpus);
+  cluster.Stop();
+  std::filesystem::remove_all(work);
+  return seconds;
+}
+
+TEST(ClusterBench, FourWorkersAgainstOne) {
+  const Sizes sizes;
+  int64_t requests_1 = 0, requests_4 = 0;
+  const double one = CrawlSeconds(1, sizes, &requests_1);
+  const double four = CrawlSeconds(4, sizes, &requests_4);
+  std::printf("[figures] %d repos x %d issues, simulator latency %d ms, capacity 2 per worker\n",
+              sizes.repos, sizes.issues, sizes.latency_ms);
+  std::printf("[figures] 1 worker: %.1f s (%lld requests); 4 workers: %.1f s (%lld requests); "
+              "speed-up %.2fx\n",
+              one, static_cast<long long>(requests_1), four, static_cast<long long>(requests_4),
+              four > 0 ? one / four : 0.0);
+}
+
+TEST(ClusterBench, TimeFromWorkerDeathToReassignment) {
+  const Sizes sizes;
+  const std::string work = e2e::MakeTempDir("issuescope-bench-failover");
+  // Two large repositories, so the crawl is still running when its worker dies.
+  auto started = cli::Cluster::Start(Options(work, 2, sizes, 2, 3000));
+  ASSERT_TRUE(started.ok()) << started.status();
+  cli::Cluster& cluster = **started;
+  ASSERT_TRUE(cluster.AddSimulatorRepositories().ok());
+  std::string repo, victim;
+  uint64_t epoch = 0;
+  const absl::Time deadline = absl::Now() + absl::Minutes(2);
+  while (repo.empty() && absl::Now() < deadline) {
+    auto status = cluster.Status();
+    ASSERT_TRUE(status.ok()) << status.status();
+    for (const v1::RepositoryStatus& r : status->repositories()) {
+      if (r.phase() == v1::REPO_PHASE_CRAWLING && !r.worker_id().empty()) {
+        repo = r.repo_slug();
+        victim = r.worker_id();
+        epoch = r.epoch();
+        break;
+      }
+    }
+    if (repo.empty()) absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_FALSE(repo.empty());
+  const int index = victim == cluster.worker_id(0) ? 0 : 1;
+  cluster.worker(index)->Signal(SIGKILL);
+  const absl::Time killed = absl::Now();
+  double seconds = -1;
+  while (absl::Now() < killed + absl::Minutes(1)) {
+    auto status = cluster.Status();
+    if (status.ok()) {
+      for (const v1::RepositoryStatus& r : status->repositories()) {
+        if (r.repo_slug() == repo && r.epoch() > epoch && r.worker_id() != victim) {
+          seconds = absl::ToDoubleSeconds(absl::Now() - killed);
+        }
+      }
+    }
+    if (seconds >= 0) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_GE(seconds, 0) << "the dead worker's repository was never re-assigned";
+  std::printf("[figures] worker death to re-assigned lease: %.2f s (worker timeout 1.5 s, lease "
+              "ttl 3 s; target: timeout + 1 s)\n",
+              seconds);
+  cluster.Stop();
+  std::filesystem::remove_all(work);
+}
+
+}  // namespace
+}  // namespace issuescope
