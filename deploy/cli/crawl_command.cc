@@ -25,6 +25,7 @@
 #include "crawler/token_pool.h"
 #include "deploy/cli/progress.h"
 #include "indexer/index_writer.h"
+#include "indexer/taxonomy_tagger.h"
 #include "spdlog/spdlog.h"
 
 namespace issuescope::cli {
@@ -143,7 +144,14 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
   ASSIGN_OR_RETURN(auto coord, coordinator::CoordinatorCore::Open(
                                    options.data_dir + "/coordinator", coord_options, clock));
   ASSIGN_OR_RETURN(auto store, crawler::IssueStore::Open(options.data_dir + "/store"));
-  ASSIGN_OR_RETURN(auto writer, indexer::IndexWriter::Open(options.data_dir + "/index"));
+  // Issues are tagged with the built-in taxonomy (llm-dl/1) as they are indexed; `issuescope
+  // reindex --taxonomy FILE` re-tags with another one.
+  ASSIGN_OR_RETURN(std::unique_ptr<indexer::TaxonomyTagger> tagger,
+                   indexer::TaxonomyTagger::Create("", ""));
+  indexer::IndexWriterOptions writer_options;
+  writer_options.tagger = tagger.get();
+  ASSIGN_OR_RETURN(auto writer,
+                   indexer::IndexWriter::Open(options.data_dir + "/index", writer_options));
 
   crawler::CurlTransport transport;
   for (const v1::RepositoryRef& ref : repos) {
