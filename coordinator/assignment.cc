@@ -61,7 +61,18 @@ std::map<std::string, std::string> AssignRepositories(
   std::sort(workers.begin(), workers.end(),
             [](const AssignableWorker& a, const AssignableWorker& b) { return a.id < b.id; });
   std::vector<AssignableRepo> repos = repos_in;
-  for (auto& repo : repos) repo.size = std::max<int64_t>(1, repo.size);
+  // A repository whose size is not known yet (no estimate reported) weighs as much as the
+  // average known one: counting it as tiny would pile unknown repositories on one worker and
+  // move them again — a full crawl each — once their estimates arrive.
+  int64_t known = 0, known_total = 0;
+  for (const auto& repo : repos) {
+    if (repo.size > 0) {
+      ++known;
+      known_total += repo.size;
+    }
+  }
+  const int64_t unknown_size = known > 0 ? std::max<int64_t>(1, known_total / known) : 1;
+  for (auto& repo : repos) repo.size = repo.size > 0 ? repo.size : unknown_size;
   // Largest first, so the small ones fill the gaps the large ones leave.
   std::sort(repos.begin(), repos.end(), [](const AssignableRepo& a, const AssignableRepo& b) {
     return a.size != b.size ? a.size > b.size : a.slug < b.slug;

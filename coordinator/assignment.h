@@ -46,7 +46,8 @@ struct AssignableWorker {
 // AssignableRepo is a repository to place.
 struct AssignableRepo {
   std::string slug;
-  // Load the repository puts on its owner (e.g. its estimated issues); at least 1 is used.
+  // Load the repository puts on its owner (e.g. its estimated issues); 0 or less means unknown
+  // and counts as the average known size.
   int64_t size = 1;
   // Current owner ("" if none); kept while it is among the workers and under its bound.
   std::string owner;

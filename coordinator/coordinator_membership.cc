@@ -161,13 +161,25 @@ const std::map<std::string, std::string>& CoordinatorCore::AssignmentLocked(absl
     ids.push_back(id);
   }
   if (!assignment_dirty_ && ids == assigned_workers_) return owners_;
+  // The owner a repository sticks to is the live worker whose store holds its data (the store
+  // that set its cursor): giving it to anyone else costs a full crawl. Without one, the previous
+  // assignment, then the last lease holder.
+  std::map<std::string, std::string> worker_of_store;
+  for (const std::string& id : ids) worker_of_store[workers_[id].record.store_id()] = id;
   std::vector<AssignableRepo> repos;
   repos.reserve(repos_.size());
   for (const auto& [slug, rec] : repos_) {
     if (!rec.moved_to().empty() || rec.paused()) continue;
-    auto previous = owners_.find(slug);
-    repos.push_back({slug, rec.issues_estimated(),
-                     previous != owners_.end() ? previous->second : rec.last_worker()});
+    std::string owner;
+    auto holder = worker_of_store.find(rec.cursor_store_id());
+    if (rec.has_cursor() && holder != worker_of_store.end()) {
+      owner = holder->second;
+    } else if (auto previous = owners_.find(slug); previous != owners_.end()) {
+      owner = previous->second;
+    } else {
+      owner = rec.last_worker();
+    }
+    repos.push_back({slug, rec.issues_estimated(), owner});
   }
   owners_ = AssignRepositories(workers, repos, options_.load_tolerance);
   assigned_workers_ = std::move(ids);

@@ -84,6 +84,18 @@ TEST(AssignRepositoriesTest, UnevenSplitsStayPutInsteadOfFlapping) {
   }
 }
 
+TEST(AssignRepositoriesTest, UnknownSizesWeighAsTheAverageKnownSize) {
+  // b's estimate has not arrived: it must not count as empty, or a and c would both be put on
+  // one worker's neighbour and moved back once b's estimate arrives.
+  std::vector<AssignableWorker> workers = {{"worker-0", 1}, {"worker-1", 1}};
+  std::vector<AssignableRepo> repos = {
+      {"github:o/a", 600, "worker-0"}, {"github:o/b", 0, "worker-1"}, {"github:o/c", 600, "worker-0"}};
+  auto owners = AssignRepositories(workers, repos);
+  EXPECT_EQ(owners["github:o/a"], "worker-0");
+  EXPECT_EQ(owners["github:o/b"], "worker-1");
+  EXPECT_EQ(owners["github:o/c"], "worker-0");
+}
+
 TEST(AssignRepositoriesTest, JoiningWorkersTakeOnlyWhatMustMove) {
   std::vector<AssignableRepo> repos = MixedSizes(120);
   std::vector<AssignableWorker> two = {{"worker-0", 1}, {"worker-1", 1}};
