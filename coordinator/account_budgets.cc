@@ -1,6 +1,7 @@
 #include "coordinator/account_budgets.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -57,10 +58,17 @@ absl::Status ValidateTokenBudget(const v1::TokenBudget& b, const std::string& fi
 }
 
 void AccountBook::Report(const std::string& worker,
-                         const google::protobuf::RepeatedPtrField<v1::TokenBudget>& budgets) {
+                         const google::protobuf::RepeatedPtrField<v1::TokenBudget>& budgets,
+                         absl::Time now) {
   std::set<Key>& keys = worker_accounts_[worker];
   keys.clear();
+  std::vector<v1::WorkerTokenBudget>& tokens = worker_tokens_[worker];
+  tokens.clear();
   for (const v1::TokenBudget& b : budgets) {
+    v1::WorkerTokenBudget& token = tokens.emplace_back();
+    token.set_worker_id(worker);
+    *token.mutable_budget() = b;
+    if (now != absl::InfinitePast()) *token.mutable_reported_at() = ToProto(now);
     Key key{b.account(), b.tracker()};
     keys.insert(key);
     Account& account = accounts_[key];
@@ -78,9 +86,29 @@ void AccountBook::Report(const std::string& worker,
     // Otherwise the figure belongs to an older window: ignored.
   }
   if (keys.empty()) worker_accounts_.erase(worker);
+  if (tokens.empty()) worker_tokens_.erase(worker);
 }
 
-void AccountBook::ForgetWorker(const std::string& worker) { worker_accounts_.erase(worker); }
+void AccountBook::ForgetWorker(const std::string& worker) {
+  worker_accounts_.erase(worker);
+  worker_tokens_.erase(worker);
+}
+
+std::vector<v1::WorkerTokenBudget> AccountBook::Tokens(const std::set<std::string>* workers) const {
+  std::vector<v1::WorkerTokenBudget> out;
+  for (const auto& [worker, tokens] : worker_tokens_) {
+    if (workers != nullptr && workers->count(worker) == 0) continue;
+    out.insert(out.end(), tokens.begin(), tokens.end());
+  }
+  std::sort(out.begin(), out.end(),
+            [](const v1::WorkerTokenBudget& a, const v1::WorkerTokenBudget& b) {
+              return std::make_tuple(a.budget().account(), static_cast<int>(a.budget().tracker()),
+                                     a.budget().token_fingerprint(), a.worker_id()) <
+                     std::make_tuple(b.budget().account(), static_cast<int>(b.budget().tracker()),
+                                     b.budget().token_fingerprint(), b.worker_id());
+            });
+  return out;
+}
 
 int64_t AccountBook::Effective(const Account& account, absl::Time now) {
   if (account.remaining < 0) return -1;

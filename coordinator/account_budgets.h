@@ -41,11 +41,13 @@ class AccountBook {
   // `reserve` is the headroom per running crawl (>= 0).
   explicit AccountBook(int64_t reserve) : reserve_(reserve) {}
 
-  // Report replaces what `worker` uses with `budgets` (already validated) and folds each
-  // figure into its account's window.
+  // Report replaces what `worker` uses with `budgets` (already validated), received at `now`,
+  // and folds each figure into its account's window.
   void Report(const std::string& worker,
-              const google::protobuf::RepeatedPtrField<v1::TokenBudget>& budgets);
-  // ForgetWorker drops a worker that left or died (its accounts keep their figures).
+              const google::protobuf::RepeatedPtrField<v1::TokenBudget>& budgets,
+              absl::Time now = absl::InfinitePast());
+  // ForgetWorker drops a worker that left or died (its accounts keep their figures; its
+  // per-token reports go).
   void ForgetWorker(const std::string& worker);
   // MayGrant says whether `worker` may take one more lease on `tracker` at `now`.
   bool MayGrant(const std::string& worker, v1::Tracker tracker, absl::Time now,
@@ -54,6 +56,9 @@ class AccountBook {
   // account then tracker.
   std::vector<v1::AccountBudget> View(absl::Time now, const LeaseCount& leases,
                                       const std::set<std::string>* workers) const;
+  // Tokens returns the latest per-token report of each of `workers` (all when null), sorted by
+  // account, tracker, fingerprint, then worker.
+  std::vector<v1::WorkerTokenBudget> Tokens(const std::set<std::string>* workers) const;
   // AccountsOf returns the account names `worker` reported, sorted.
   std::vector<std::string> AccountsOf(const std::string& worker) const;
 
@@ -76,6 +81,7 @@ class AccountBook {
   int64_t reserve_;
   std::map<Key, Account> accounts_;
   std::map<std::string, std::set<Key>> worker_accounts_;
+  std::map<std::string, std::vector<v1::WorkerTokenBudget>> worker_tokens_;  // by worker
 };
 
 }  // namespace issuescope::coordinator

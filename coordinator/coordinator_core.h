@@ -16,7 +16,11 @@
 //    assigned to it, and only while the shared budgets of its accounts allow (account_budgets.h).
 //  - Draining (LeaveWorker / DrainWorker): the worker gets no new leases and owns nothing; its
 //    leases run on until it finishes or releases them (or they expire); once it holds none its
-//    record is deleted. Re-registering ends draining.
+//    record is deleted. Re-registering ends draining. A removed drained worker that still
+//    heartbeats gets known=false with draining=true (memory only), so it exits instead of
+//    registering again. Moving a leaving worker's repositories schedules no crawl: idle ones
+//    keep their cursors and stay idle; one whose lease it released is granted to the new owner
+//    in its scheduled mode (FULL when the new owner's store lacks the cursor's data).
 //  - Each grant increments the repository's epoch, durably, before it is returned. Epochs are
 //    never reused, even across removal and re-adding of a repository.
 //  - A cursor belongs to the store it was reported for: ReportProgress records the reporting
@@ -233,6 +237,7 @@ class CoordinatorCore {
   std::unique_ptr<coordinator::CoordinatorState> state_;
   std::map<std::string, coordinator::RepoRecord> repos_;  // by slug
   std::map<std::string, WorkerEntry> workers_;            // by worker id
+  std::set<std::string> departed_;  // drained and removed workers, until they register again
   AccountBook accounts_;
   // Assignment cache: valid while !assignment_dirty_ and the eligible workers are unchanged.
   std::map<std::string, std::string> owners_;  // slug -> worker

@@ -46,6 +46,7 @@ absl::StatusOr<v1::RegisterWorkerResponse> CoordinatorCore::RegisterWorker(
   for (auto& [slug, rec] : ended) repos_[slug] = std::move(rec);
   WorkerEntry& entry = workers_[req.worker_id()];
   entry.record = std::move(record);
+  departed_.erase(req.worker_id());
   entry.last_seen = now;
   assignment_dirty_ = true;
   spdlog::info("worker {} registered (store {} at {}, capacity {})", req.worker_id(),
@@ -73,6 +74,8 @@ absl::StatusOr<v1::HeartbeatResponse> CoordinatorCore::Heartbeat(const v1::Heart
   v1::HeartbeatResponse resp;
   if (!AliveLocked(req.worker_id(), now)) {
     resp.set_known(false);
+    // A worker removed after draining is told so: it should exit, not register again.
+    resp.set_draining(departed_.count(req.worker_id()) > 0);
     *resp.mutable_revoked() = req.held();
     return resp;
   }
@@ -80,7 +83,7 @@ absl::StatusOr<v1::HeartbeatResponse> CoordinatorCore::Heartbeat(const v1::Heart
   WorkerEntry& self = workers_[req.worker_id()];
   self.last_seen = now;
   resp.set_draining(self.record.draining());
-  accounts_.Report(req.worker_id(), req.budgets());
+  accounts_.Report(req.worker_id(), req.budgets(), now);
   for (int i = 0; i < req.held_size(); ++i) {
     auto it = repos_.find(slugs[i]);
     if (it != repos_.end() && it->second.lease_worker() == req.worker_id() &&
@@ -146,6 +149,7 @@ std::vector<std::string> CoordinatorCore::ReapDrainedLocked(const std::map<std::
 void CoordinatorCore::RemoveWorkersLocked(const std::vector<std::string>& ids) {
   for (const std::string& id : ids) {
     workers_.erase(id);
+    departed_.insert(id);
     accounts_.ForgetWorker(id);
     spdlog::info("worker {} drained and removed", id);
   }

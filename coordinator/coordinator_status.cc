@@ -94,6 +94,7 @@ absl::StatusOr<v1::GetStatusResponse> CoordinatorCore::GetStatus(const v1::GetSt
   for (auto& view : accounts_.View(now, LeaseCountLocked(), &live)) {
     *resp.add_accounts() = std::move(view);
   }
+  for (auto& token : accounts_.Tokens(&live)) *resp.add_tokens() = std::move(token);
   resp.set_quiescent(quiescent);
   return resp;
 }

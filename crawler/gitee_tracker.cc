@@ -131,14 +131,6 @@ absl::Status ParseCommentInto(const json& obj, const v1::Issue* issue, v1::Comme
   return absl::OkStatus();
 }
 
-void AppendSince(std::string* url, const std::optional<absl::Time>& since) {
-  if (since) absl::StrAppend(url, "&since=", UrlEncodeTime(*since));
-}
-
-std::string RepoPath(const TrackerRepo& repo) {
-  return absl::StrCat(repo.base, "/repos/", repo.owner, "/", repo.name);
-}
-
 }  // namespace
 
 absl::StatusOr<int64_t> GiteeIssueNumber(absl::string_view key) {
@@ -194,38 +186,9 @@ void GiteeTracker::Authorize(absl::string_view token, HttpRequest* request) cons
   if (!token.empty()) request->url = SetQueryParam(request->url, "access_token", PercentEncode(token));
 }
 
-std::string GiteeTracker::RepositoryUrl(const TrackerRepo& repo) const { return RepoPath(repo); }
-
-absl::StatusOr<RepositoryInfo> GiteeTracker::ParseRepository(absl::string_view body) const {
-  // The repository object has GitHub's shape (full_name, open_issues_count).
-  return crawler::ParseRepository(body);
-}
-
-std::string GiteeTracker::IssuesUrl(const TrackerRepo& repo,
-                                    const std::optional<absl::Time>& since, int per_page) const {
-  std::string url = absl::StrCat(RepoPath(repo), "/issues?state=all&sort=updated&direction=asc",
-                                 "&per_page=", per_page);
-  AppendSince(&url, since);
-  return url;
-}
-
 absl::StatusOr<std::vector<v1::Issue>> GiteeTracker::ParseIssues(
     absl::string_view body, const v1::RepositoryRef& repo) const {
   return ParseGiteeIssuesPage(body, repo);
-}
-
-std::string GiteeTracker::CommentsUrl(const TrackerRepo& repo,
-                                      const std::optional<absl::Time>& since,
-                                      int per_page) const {
-  std::string url = absl::StrCat(RepoPath(repo), "/issues/comments?sort=updated&direction=asc",
-                                 "&per_page=", per_page);
-  AppendSince(&url, since);
-  return url;
-}
-
-std::string GiteeTracker::IssueCommentsUrl(const TrackerRepo& repo, const v1::Issue& issue,
-                                           int per_page) const {
-  return absl::StrCat(RepoPath(repo), "/issues/", issue.key(), "/comments?per_page=", per_page);
 }
 
 absl::StatusOr<std::vector<v1::Comment>> GiteeTracker::ParseComments(
@@ -235,7 +198,7 @@ absl::StatusOr<std::vector<v1::Comment>> GiteeTracker::ParseComments(
 
 std::optional<std::string> GiteeTracker::NextPageUrl(absl::string_view url,
                                                      const HttpResponse& response) const {
-  if (auto next = NextFromLink(response)) return next;
+  if (auto next = GithubStyleTracker::NextPageUrl(url, response)) return next;
   const int64_t total_pages = HeaderInt(response.headers, "total_page");
   if (total_pages <= 0) return std::nullopt;
   int64_t page = 1;
@@ -250,10 +213,6 @@ int64_t GiteeTracker::EstimatedTotal(const HttpResponse& first_page, int per_pag
   if (total >= 0) return total;
   const int64_t pages = HeaderInt(first_page.headers, "total_page");
   return pages > 0 ? pages * per_page : 0;
-}
-
-RateLimit GiteeTracker::ParseRateLimit(const HttpHeaders& headers) const {
-  return crawler::ParseRateLimit(headers);
 }
 
 }  // namespace issuescope::crawler

@@ -1,5 +1,6 @@
 // GiteeTracker: the Tracker of Gitee / GitCode REST v5 (base URL "https://gitee.com/api/v5"),
-// and its parsers.
+// and its parsers. Gitee copied GitHub's REST shape, so GiteeTracker is a GithubStyleTracker
+// (crawler/github_tracker.h) that differs in credentials, parsers, issue keys and paging headers.
 //
 // Requests:
 //   GET {base}/repos/{owner}/{repo}
@@ -21,7 +22,7 @@
 
 #include <vector>
 
-#include "crawler/tracker.h"
+#include "crawler/github_tracker.h"
 
 namespace issuescope::crawler {
 
@@ -40,29 +41,23 @@ absl::StatusOr<std::vector<v1::Comment>> ParseGiteeCommentsPage(absl::string_vie
                                                                 const v1::Issue* issue);
 
 // GiteeTracker: see the file comment.
-class GiteeTracker : public Tracker {
+class GiteeTracker : public GithubStyleTracker {
  public:
   v1::Tracker kind() const override { return v1::TRACKER_GITEE; }
-  CommentListing comment_listing() const override { return CommentListing::kRepositoryWide; }
   void Authorize(absl::string_view token, HttpRequest* request) const override;
-  std::string RepositoryUrl(const TrackerRepo& repo) const override;
-  absl::StatusOr<RepositoryInfo> ParseRepository(absl::string_view body) const override;
-  std::string IssuesUrl(const TrackerRepo& repo, const std::optional<absl::Time>& since,
-                        int per_page) const override;
   absl::StatusOr<std::vector<v1::Issue>> ParseIssues(
       absl::string_view body, const v1::RepositoryRef& repo) const override;
-  std::string CommentsUrl(const TrackerRepo& repo, const std::optional<absl::Time>& since,
-                          int per_page) const override;
-  // IssueCommentsUrl is /issues/{key}/comments (unused by the crawl loop for Gitee).
-  std::string IssueCommentsUrl(const TrackerRepo& repo, const v1::Issue& issue,
-                               int per_page) const override;
   absl::StatusOr<std::vector<v1::Comment>> ParseComments(
       absl::string_view body, const v1::RepositoryRef& repo,
       const v1::Issue* issue) const override;
+  // NextPageUrl: `Link rel="next"` when sent, else page+1 while page < `total_page`.
   std::optional<std::string> NextPageUrl(absl::string_view url,
                                          const HttpResponse& response) const override;
   int64_t EstimatedTotal(const HttpResponse& first_page, int per_page) const override;
-  RateLimit ParseRateLimit(const HttpHeaders& headers) const override;
+
+ protected:
+  // IssuePathKey: the issue's string key ("I1DACG").
+  std::string IssuePathKey(const v1::Issue& issue) const override { return issue.key(); }
 };
 
 }  // namespace issuescope::crawler

@@ -12,48 +12,64 @@ std::string RepoPath(const TrackerRepo& repo) {
   return absl::StrCat(repo.base, "/repos/", repo.owner, "/", repo.name);
 }
 
-void AppendSince(std::string* url, const std::optional<absl::Time>& since) {
-  if (since) absl::StrAppend(url, "&since=", UrlEncodeTime(*since));
+// SortedListing is `path` of the repository sorted by updated_at, oldest first, from `since`.
+std::string SortedListing(const TrackerRepo& repo, absl::string_view path,
+                          const std::optional<absl::Time>& since, int per_page) {
+  std::string url =
+      absl::StrCat(RepoPath(repo), path, "sort=updated&direction=asc&per_page=", per_page);
+  if (since) absl::StrAppend(&url, "&since=", UrlEncodeTime(*since));
+  return url;
 }
 
 }  // namespace
+
+std::string GithubStyleTracker::RepositoryUrl(const TrackerRepo& repo) const {
+  return RepoPath(repo);
+}
+
+absl::StatusOr<RepositoryInfo> GithubStyleTracker::ParseRepository(absl::string_view body) const {
+  return crawler::ParseRepository(body);
+}
+
+std::string GithubStyleTracker::IssuesUrl(const TrackerRepo& repo,
+                                          const std::optional<absl::Time>& since,
+                                          int per_page) const {
+  return SortedListing(repo, "/issues?state=all&", since, per_page);
+}
+
+std::string GithubStyleTracker::CommentsUrl(const TrackerRepo& repo,
+                                            const std::optional<absl::Time>& since,
+                                            int per_page) const {
+  return SortedListing(repo, "/issues/comments?", since, per_page);
+}
+
+std::string GithubStyleTracker::IssueCommentsUrl(const TrackerRepo& repo, const v1::Issue& issue,
+                                                 int per_page) const {
+  return absl::StrCat(RepoPath(repo), "/issues/", IssuePathKey(issue),
+                      "/comments?per_page=", per_page);
+}
+
+std::string GithubStyleTracker::IssuePathKey(const v1::Issue& issue) const {
+  return absl::StrCat(issue.number());
+}
+
+std::optional<std::string> GithubStyleTracker::NextPageUrl(absl::string_view /*url*/,
+                                                           const HttpResponse& response) const {
+  return NextFromLink(response);
+}
+
+RateLimit GithubStyleTracker::ParseRateLimit(const HttpHeaders& headers) const {
+  return crawler::ParseRateLimit(headers);
+}
 
 void GithubTracker::Authorize(absl::string_view token, HttpRequest* request) const {
   request->headers.Add("Accept", "application/vnd.github+json");
   if (!token.empty()) request->headers.Add("Authorization", absl::StrCat("Bearer ", token));
 }
 
-std::string GithubTracker::RepositoryUrl(const TrackerRepo& repo) const { return RepoPath(repo); }
-
-absl::StatusOr<RepositoryInfo> GithubTracker::ParseRepository(absl::string_view body) const {
-  return crawler::ParseRepository(body);
-}
-
-std::string GithubTracker::IssuesUrl(const TrackerRepo& repo,
-                                     const std::optional<absl::Time>& since, int per_page) const {
-  std::string url = absl::StrCat(RepoPath(repo), "/issues?state=all&sort=updated&direction=asc",
-                                 "&per_page=", per_page);
-  AppendSince(&url, since);
-  return url;
-}
-
 absl::StatusOr<std::vector<v1::Issue>> GithubTracker::ParseIssues(
     absl::string_view body, const v1::RepositoryRef& repo) const {
   return ParseIssuesPage(body, repo);
-}
-
-std::string GithubTracker::CommentsUrl(const TrackerRepo& repo,
-                                       const std::optional<absl::Time>& since,
-                                       int per_page) const {
-  std::string url = absl::StrCat(RepoPath(repo), "/issues/comments?sort=updated&direction=asc",
-                                 "&per_page=", per_page);
-  AppendSince(&url, since);
-  return url;
-}
-
-std::string GithubTracker::IssueCommentsUrl(const TrackerRepo& repo, const v1::Issue& issue,
-                                            int per_page) const {
-  return absl::StrCat(RepoPath(repo), "/issues/", issue.number(), "/comments?per_page=", per_page);
 }
 
 absl::StatusOr<std::vector<v1::Comment>> GithubTracker::ParseComments(
@@ -63,11 +79,6 @@ absl::StatusOr<std::vector<v1::Comment>> GithubTracker::ParseComments(
 
 bool GithubTracker::IsPullRequestComment(const v1::Comment& comment) const {
   return crawler::IsPullRequestComment(comment);
-}
-
-std::optional<std::string> GithubTracker::NextPageUrl(absl::string_view /*url*/,
-                                                      const HttpResponse& response) const {
-  return NextFromLink(response);
 }
 
 int64_t GithubTracker::EstimatedTotal(const HttpResponse& first_page, int per_page) const {
@@ -83,10 +94,6 @@ int64_t GithubTracker::EstimatedTotal(const HttpResponse& first_page, int per_pa
     return page * per_page;
   }
   return 0;
-}
-
-RateLimit GithubTracker::ParseRateLimit(const HttpHeaders& headers) const {
-  return crawler::ParseRateLimit(headers);
 }
 
 }  // namespace issuescope::crawler

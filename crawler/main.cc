@@ -1,7 +1,12 @@
 // issuescope-crawler: one crawler worker process. Opens its IssueStore, serves it over gRPC
 // (with health checking and reflection), registers with the coordinator and crawls the leases it
-// is given until SIGTERM/SIGINT. Bad flags or an unusable data directory: one line on stderr,
-// exit code 2.
+// is given. SIGTERM/SIGINT leave gracefully: LeaveWorker, no new leases, running crawls finish
+// within --drain-timeout-s (then they are cancelled and their leases released), exit 0. When the
+// coordinator drains the worker (`issuescope drain`), it exits 0 once it holds no lease. Bad
+// flags or an unusable data directory: one line on stderr, exit code 2.
+//
+// --tls-ca FILE talks to the coordinator over TLS, trusting that PEM CA (or self-signed
+// certificate); without it the coordinator channel is plaintext.
 //
 // Trackers: --github-api/--gitlab-api/--gitee-api set the API base URL used for repositories
 // whose catalog entry names none; --token-env names the environment variable of the token for
@@ -10,6 +15,7 @@
 // crawler/token_pool.h). --gitee-budget counts Gitee's unannounced budget per token and hour.
 // Bounds: --request-timeout-s, --max-body-mb, --max-pages-per-lease.
 #include <signal.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -23,6 +29,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
+#include "common/grpc_channel.h"
 #include "common/logging.h"
 #include "common/repo_slug.h"
 #include "common/subprocess.h"
@@ -86,6 +93,8 @@ int main(int argc, char** argv) {
   std::map<v1::Tracker, std::vector<std::string>> token_envs;
   int64_t gitee_budget = 0;
   int secondary_backoff_s = 60;
+  int drain_timeout_s = 30;
+  std::string tls_ca;
   app.add_option("--id", id, "worker id ([A-Za-z0-9._-]{1,64})");
   app.add_option("--listen", listen, "host:port to serve the IssueStore on (port 0: any)");
   app.add_option("--port-file", port_file, "file to write the bound port to");
@@ -117,6 +126,11 @@ int main(int argc, char** argv) {
                  "again (0: no limit)");
   app.add_option("--request-timeout-s", request_timeout_s, "timeout of one HTTP request");
   app.add_option("--max-body-mb", max_body_mb, "largest accepted HTTP response body, in MiB");
+  app.add_option("--drain-timeout-s", drain_timeout_s,
+                 "on SIGTERM/SIGINT, how long running crawls may finish before they are "
+                 "cancelled and their leases released");
+  app.add_option("--tls-ca", tls_ca,
+                 "PEM file of the CA (or self-signed certificate) of a TLS coordinator");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off");
   try {
     app.parse(argc, argv);
@@ -145,12 +159,19 @@ int main(int argc, char** argv) {
                                "' must start with http:// or https://"));
     }
   }
+  if (drain_timeout_s < 0 || drain_timeout_s > 3600) {
+    return Fail(absl::StrCat("--drain-timeout-s must be between 0 and 3600, got ",
+                             drain_timeout_s));
+  }
+  auto channel = CreateCoordinatorChannel(coordinator, tls_ca);
+  if (!channel.ok()) return Fail(std::string(channel.status().message()));
   InitLogging("crawler", log_level);
 
   crawler::WorkerOptions options;
   options.worker_id = id;
   options.capacity = capacity;
   options.coordinator_address = coordinator;
+  options.drain_timeout = absl::Seconds(drain_timeout_s);
   options.crawler.max_pages_per_lease = max_pages_per_lease;
   options.crawler.request_timeout = absl::Seconds(request_timeout_s);
   std::string error;
@@ -209,17 +230,28 @@ int main(int argc, char** argv) {
   transport_options.request_timeout = absl::Seconds(request_timeout_s);
   transport_options.max_body_bytes = int64_t{max_body_mb} << 20;
   crawler::CurlTransport transport(transport_options);
-  auto channel = grpc::CreateChannel(coordinator, grpc::InsecureChannelCredentials());
-  crawler::CrawlerWorker worker(options, channel, &transport, store->get(), Clock::Real());
+  crawler::CrawlerWorker worker(options, *channel, &transport, store->get(), Clock::Real());
   absl::Status started = worker.Start();
   if (!started.ok()) return Fail(started.ToString());
 
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  spdlog::info("signal {} received; stopping", sig);
+  // Wait for a stop signal, or for the coordinator to drain this worker.
+  for (;;) {
+    const timespec poll = {0, 200 * 1000 * 1000};
+    const int sig = sigtimedwait(&stop_signals, nullptr, &poll);
+    if (sig > 0) {
+      spdlog::info("signal {} received; leaving (drain timeout {} s)", sig, drain_timeout_s);
+      const int cancelled = worker.Leave();
+      if (cancelled > 0) spdlog::info("{} crawls were cancelled at the drain timeout", cancelled);
+      break;
+    }
+    if (worker.drained()) {
+      worker.Stop();
+      break;
+    }
+  }
+  // The store is served until the worker's crawls ended, so followers see every change.
   store_service.Shutdown();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  worker.Stop();
   server->Wait();
   spdlog::info("worker {} exited cleanly", id);
   return 0;

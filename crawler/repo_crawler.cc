@@ -18,8 +18,11 @@
 #include "crawler/repo_crawler.h"
 
 #include <algorithm>
+#include <future>
+#include <mutex>
 #include <random>
 #include <set>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -124,6 +127,47 @@ bool SameTime(const google::protobuf::Timestamp& a, const google::protobuf::Time
   return a.seconds() == b.seconds() && a.nanos() == b.nanos();
 }
 
+// Prefetch is the next page of a listing, requested on a thread of its own while the crawl
+// stores the current page. It is taken when the crawl reaches that URL, or abandoned: `stop`
+// is raised (so the request is not retried, and waits for a token or a backoff end at once),
+// the request already sent is awaited and its response dropped. Destruction abandons.
+class Prefetch {
+ public:
+  explicit Prefetch(std::atomic<bool>* stop) : stop_(stop) {}
+  Prefetch(const Prefetch&) = delete;
+  Prefetch& operator=(const Prefetch&) = delete;
+  ~Prefetch() { Abandon(); }
+
+  // Start requests `url` with `get` on a new thread; false (and nothing started) when no thread
+  // can be created.
+  bool Start(std::string url, std::function<absl::StatusOr<HttpResponse>()> get) {
+    try {
+      response_ = std::async(std::launch::async, std::move(get));
+    } catch (const std::system_error&) {
+      return false;
+    }
+    url_ = std::move(url);
+    return true;
+  }
+  // Holds reports whether the request in flight is for `url`.
+  bool Holds(const std::string& url) const { return response_.valid() && url_ == url; }
+  // Take waits for the response (Holds must be true).
+  absl::StatusOr<HttpResponse> Take() { return response_.get(); }
+  // Abandon stops the request in flight, if any, and drops its response.
+  void Abandon() {
+    if (!response_.valid()) return;
+    stop_->store(true);
+    response_.wait();
+    response_ = {};
+    stop_->store(false);
+  }
+
+ private:
+  std::atomic<bool>* stop_;
+  std::string url_;
+  std::future<absl::StatusOr<HttpResponse>> response_;
+};
+
 }  // namespace
 
 class RepoCrawler::Run {
@@ -181,7 +225,7 @@ class RepoCrawler::Run {
       spdlog::info("{}: page budget of {} pages spent; cursor saved, the next lease continues",
                    slug_, c_->options_.max_pages_per_lease);
     }
-    RETURN_IF_ERROR(on_progress_(progress_));
+    RETURN_IF_ERROR(Report());
     return progress_;
   }
 
@@ -194,9 +238,25 @@ class RepoCrawler::Run {
     return max <= 0 || pages_ < max;
   }
 
+  // CheckCancelled is CANCELLED once Cancel was called, or while an abandoned prefetch is
+  // being stopped (see Prefetch).
   absl::Status CheckCancelled() const {
-    if (c_->cancelled_.load()) return absl::CancelledError(absl::StrCat("crawl of ", slug_, " cancelled"));
+    if (Stopping()) return absl::CancelledError(absl::StrCat("crawl of ", slug_, " cancelled"));
     return absl::OkStatus();
+  }
+  bool Stopping() const { return c_->cancelled_.load() || stop_.load(); }
+
+  // Report brings the counters and rate budget that requests update (from the prefetching
+  // thread too) into progress_ and reports it.
+  absl::Status Report() {
+    progress_.counters.set_requests(requests_.load());
+    progress_.counters.set_retries(retries_.load());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      progress_.rate_remaining = rate_remaining_;
+      progress_.rate_reset = rate_reset_;
+    }
+    return on_progress_(progress_);
   }
 
   // Sleep waits on the clock in steps of at most 1 s, so Cancel interrupts it.
@@ -215,6 +275,7 @@ class RepoCrawler::Run {
     for (int i = 0; i < retry && d < c_->options_.max_backoff; ++i) d *= 2;
     d = std::min(d, c_->options_.max_backoff);
     std::uniform_real_distribution<double> jitter(0.5, 1.0);
+    std::lock_guard<std::mutex> lock(mu_);
     return d * jitter(rng_);
   }
 
@@ -238,8 +299,9 @@ class RepoCrawler::Run {
   void NoteRate(const RateLimit& rl) {
     if (rl.remaining < 0) return;
     if (!shared_pool_) budget_->Update(rl);
-    progress_.rate_remaining = rl.remaining;  // as the tracker reported it
-    progress_.rate_reset = rl.reset;
+    std::lock_guard<std::mutex> lock(mu_);
+    rate_remaining_ = rl.remaining;  // as the tracker reported it
+    rate_reset_ = rl.reset;
   }
 
   // Get sends one GET with a token from the pool, with retries; returns any response below 500
@@ -253,7 +315,7 @@ class RepoCrawler::Run {
       RETURN_IF_ERROR(WaitForBudget());
       RETURN_IF_ERROR(CheckCancelled());
       absl::StatusOr<TokenPool::Lease> token =
-          pool_->Acquire([this] { return c_->cancelled_.load(); });
+          pool_->Acquire([this] { return Stopping(); });
       if (!token.ok()) {
         RETURN_IF_ERROR(CheckCancelled());
         return absl::Status(token.status().code(),
@@ -265,7 +327,7 @@ class RepoCrawler::Run {
       req.headers.Add("User-Agent", opt.user_agent);
       tracker_->Authorize(token->token, &req);  // may add the token to req.url (Gitee): never log it
       if (!etag.empty()) req.headers.Add("If-None-Match", etag);
-      progress_.counters.set_requests(progress_.counters.requests() + 1);
+      requests_.fetch_add(1);
       absl::StatusOr<HttpResponse> resp = c_->transport_->Send(req);
 
       absl::Duration wait;
@@ -330,7 +392,7 @@ class RepoCrawler::Run {
                                                " retries; last error: ", last.message()));
       }
       ++retries;
-      progress_.counters.set_retries(progress_.counters.retries() + 1);
+      retries_.fetch_add(1);
       spdlog::debug("{}: retry {} in {} ({})", where, retries, absl::FormatDuration(wait),
                     std::string(last.message()));
       RETURN_IF_ERROR(Sleep(wait));
@@ -459,7 +521,7 @@ class RepoCrawler::Run {
       RETURN_IF_ERROR(StoreComments(kept));
     }
     pass->pages.push_back(mark);
-    return on_progress_(progress_);
+    return Report();
   }
 
   // KeepRawPage stores the raw body of a parsed page for `issuescope reparse`.
@@ -529,7 +591,7 @@ class RepoCrawler::Run {
       auto page = tracker_->ParseComments(resp.body, repo_, &issue);
       // A body that does not parse (cut short, not JSON) is fetched again, bounded like 5xx.
       for (int bad = 0; !page.ok() && bad < c_->options_.max_retries; ++bad) {
-        progress_.counters.set_retries(progress_.counters.retries() + 1);
+        retries_.fetch_add(1);
         RETURN_IF_ERROR(Sleep(Backoff(bad)));
         ASSIGN_OR_RETURN(resp, Get(url, ""));
         if (resp.status == 410) break;
@@ -568,19 +630,46 @@ class RepoCrawler::Run {
     return next;
   }
 
+  // MayPrefetch reports whether the next page of a `kind` listing may be requested while the
+  // current one is stored (see Prefetch): when pipelining is on and the page budget allows one
+  // more page. The notes of a GitLab issue page count against the page budget while that page
+  // is stored, so under a budget the next issue page waits for them (the lease then stops
+  // exactly where it would without pipelining).
+  bool MayPrefetch(Listing kind) const {
+    const CrawlerOptions& opt = c_->options_;
+    if (!opt.pipeline_pages) return false;
+    if (kind == Listing::kIssues && tracker_->comment_listing() == CommentListing::kPerIssue &&
+        opt.max_pages_per_lease > 0) {
+      return false;
+    }
+    return PageBudgetLeft();
+  }
+
   // Pass lists one listing from `since`, page after page, until the last page or the lease's
-  // page budget (then `truncated`).
+  // page budget (then `truncated`). Pages are pipelined: once page n's response is in, page n+1
+  // (its URL is in n's headers) is requested while n is parsed and stored, so a token does not
+  // idle during the parse and the synced write. Pages are still stored one after the other, in
+  // order, and each is reported before the next is looked at; a failure of page n+1 returns
+  // with the store and cursor as page n left them.
   absl::StatusOr<PassResult> Pass(Listing kind, const std::optional<absl::Time>& since,
                                   const std::string& etag) {
     PassResult pass;
     std::string url = ListingUrl(kind, since);
+    Prefetch ahead(&stop_);
     for (bool first = true;; first = false) {
-      if (!PageBudgetLeft()) {
-        pass.truncated = true;
-        return pass;
+      absl::StatusOr<HttpResponse> got;
+      if (ahead.Holds(url)) {
+        got = ahead.Take();  // counted against the page budget when it was sent
+      } else {
+        ahead.Abandon();
+        if (!PageBudgetLeft()) {
+          pass.truncated = true;
+          return pass;
+        }
+        ++pages_;
+        got = Get(url, first ? etag : "");
       }
-      ++pages_;
-      ASSIGN_OR_RETURN(HttpResponse resp, Get(url, first ? etag : ""));
+      ASSIGN_OR_RETURN(HttpResponse resp, std::move(got));
       if (resp.status == 304 && first && !etag.empty()) {
         progress_.counters.set_not_modified(progress_.counters.not_modified() + 1);
         pass.not_modified = true;
@@ -596,7 +685,7 @@ class RepoCrawler::Run {
               "cursor makes no progress (more items share one updated_at than the tracker pages)"));
         }
         restart_since_ = restart;
-        progress_.counters.set_retries(progress_.counters.retries() + 1);
+        retries_.fetch_add(1);
         spdlog::info("{}: HTTP 422 on a deep page; listing again from {}", slug_,
                      FormatRfc3339(*restart));
         url = ListingUrl(kind, restart);
@@ -612,11 +701,20 @@ class RepoCrawler::Run {
         progress_.issues_estimated = std::max(
             progress_.issues_estimated, tracker_->EstimatedTotal(resp, c_->options_.per_page));
       }
+      if (MayPrefetch(kind)) {
+        absl::StatusOr<std::optional<std::string>> next = NextUrl(url, resp);
+        if (next.ok() && next->has_value()) {
+          ++pages_;
+          if (!ahead.Start(**next, [this, next_url = **next] { return Get(next_url, ""); })) {
+            --pages_;  // no thread: the page is fetched when its turn comes
+          }
+        }
+      }
       absl::Status stored = StorePage(kind, url, resp, &pass);
       // A body that does not parse (cut short, not JSON) is fetched again, bounded like 5xx.
       for (int bad = 0; bad_body_ && bad < c_->options_.max_retries; ++bad) {
         bad_body_ = false;
-        progress_.counters.set_retries(progress_.counters.retries() + 1);
+        retries_.fetch_add(1);
         spdlog::debug("{}; fetching it again", std::string(stored.message()));
         RETURN_IF_ERROR(Sleep(Backoff(bad)));
         ASSIGN_OR_RETURN(resp, Get(url, ""));
@@ -625,6 +723,8 @@ class RepoCrawler::Run {
       }
       bad_body_ = false;
       RETURN_IF_ERROR(stored);
+      // The next URL of the response stored (after a bad body, of its re-fetch; a prefetch of
+      // another URL is then abandoned at the top of the loop).
       ASSIGN_OR_RETURN(std::optional<std::string> next, NextUrl(url, resp));
       if (!next) return pass;
       url = *next;
@@ -749,6 +849,14 @@ class RepoCrawler::Run {
 
   RepoCrawler* c_;
   const Tracker* tracker_;
+  // Updated by requests, which also run on a prefetch thread (see Pass); Report copies them
+  // into progress_.
+  std::atomic<int64_t> requests_{0};
+  std::atomic<int64_t> retries_{0};
+  std::atomic<bool> stop_{false};  // raised while an abandoned prefetch is stopped
+  std::mutex mu_;                  // guards rng_, rate_remaining_, rate_reset_
+  int64_t rate_remaining_ = -1;
+  absl::Time rate_reset_ = absl::InfinitePast();
   const v1::Lease& lease_;
   const std::function<absl::Status(const CrawlProgress&)>& on_progress_;
   std::mt19937_64 rng_;

@@ -4,13 +4,20 @@
 // paging and rate-limit headers) is a Tracker (crawler/tracker.h: GitHub, GitLab, Gitee), chosen
 // by the lease's RepositoryRef.tracker; this loop is the same for all of them.
 //
-// Requests are serial and minimal: the repository GET (a 301/302/307/308 to the same host is
+// Requests are minimal: the repository GET (a 301/302/307/308 to the same host is
 // followed once and the new full name reported as moved_to; 404/410 → NOT_FOUND "repository
 // gone"), then each listing sorted by updated_at ascending (100 per page), following the
 // tracker's next page; incremental crawls send the tracker's since parameter and
-// `If-None-Match` on the first page. With max_pages_per_lease the crawl pauses after that many
-// pages with its cursor saved (CrawlProgress.paused; not done), so a huge repository does not
-// hold a worker for hours: the next lease continues from the cursor. A shift repair pass re-lists the tail
+// `If-None-Match` on the first page. Listing pages are pipelined
+// (CrawlerOptions.pipeline_pages): page n+1, whose URL page n's headers give, is requested while
+// page n is parsed and stored, so a crawl has at most two requests in flight (the prefetch, and
+// a GitLab notes request or the re-fetch of a page whose body did not parse), each on its own
+// token. Pages are stored in order and the cursor only moves after they are; a stopped crawl
+// (error, revoked lease, Cancel) abandons the prefetch: it is not retried and its response is
+// dropped, so at most the one request already sent is spent. With max_pages_per_lease the crawl
+// pauses after that many pages with its cursor saved (CrawlProgress.paused; not done), so a
+// huge repository does not hold a worker for hours: the next lease continues from the cursor.
+// A shift repair pass re-lists the tail
 // of a listing when items changed while it was paged (see repo_crawler.cc). Every request takes
 // a token from the tracker's TokenPool (serial per token; a spent token waits for its reset; a
 // 403/429 secondary limit benches the token until Retry-After or an exponential backoff, and the
@@ -19,7 +26,8 @@
 // restarts the listing from the greatest updated_at stored so far (the since cursor).
 //
 // Ownership: borrows the transport, store and clock (all must outlive the crawler).
-// Thread-safety: one thread runs Crawl; Cancel may be called from any thread.
+// Thread-safety: one thread runs Crawl (which runs each prefetch on a thread of its own and joins
+// it before returning); Cancel may be called from any thread.
 // The token is added only to the request being sent (a header, or Gitee's access_token query
 // parameter); it never appears in a status, a log line or stored data.
 #pragma once
@@ -84,6 +92,10 @@ struct CrawlerOptions {
   // never over budget, benched on secondary limits) and ignores `token`/`tokens`; without one it
   // uses a one-token pool of its own. Default: empty.
   std::map<v1::Tracker, std::shared_ptr<TokenPool>> pools;
+  // Request the next listing page while the current one is parsed and stored (see the file
+  // comment); false sends every request after the previous page is stored. Request counts are
+  // the same either way. Default: true.
+  bool pipeline_pages = true;
   // Keep the raw body of every listing page in the store (IssueStore::PutRawPage) so
   // `issuescope reparse` can re-derive the records. Default: true.
   bool keep_raw_pages = true;

@@ -138,6 +138,20 @@ absl::Time TokenPool::UsableAt(const Entry& e, absl::Time now) const {
     const absl::Time spent_until = e.rate.reset + absl::Seconds(1);
     if (spent_until > now) t = std::max(t, spent_until);
   }
+  if (auto cap = allowances_.find(e.cred.account); cap != allowances_.end()) {
+    const Allowance& a = cap->second;
+    if (a.left == 0 && a.reset != absl::InfinitePast()) {
+      const absl::Time cap_until = a.reset + absl::Seconds(1);
+      if (cap_until > now) t = std::max(t, cap_until);
+    }
+    // This process's share of what the tracker's last answer announced is lent.
+    if (a.sharers > 1 && e.observed >= 0 && e.rate.remaining >= 0 &&
+        e.rate.reset != absl::InfinitePast() &&
+        e.observed - e.rate.remaining >= e.observed / a.sharers) {
+      const absl::Time spent_until = e.rate.reset + absl::Seconds(1);
+      if (spent_until > now) t = std::max(t, spent_until);
+    }
+  }
   if (options_.assumed_limit > 0 && e.rate.remaining < 0 &&
       e.window_start != absl::InfinitePast()) {
     const absl::Time window_end = e.window_start + options_.assumed_window + absl::Seconds(1);
@@ -194,10 +208,19 @@ absl::StatusOr<TokenPool::Lease> TokenPool::Acquire(const std::function<bool()>&
       Entry& e = tokens_[best];
       e.in_use = true;
       ++e.requests;
+      ++lent_[e.cred.account];
+      if (auto cap = allowances_.find(e.cred.account); cap != allowances_.end()) {
+        if (cap->second.left >= 0 && now >= cap->second.reset + absl::Seconds(1)) {
+          cap->second.left = -1;  // the account's window ended: the cap lapses
+        } else if (cap->second.left > 0) {
+          --cap->second.left;
+        }
+      }
       if (e.rate.remaining >= 0 && e.rate.reset != absl::InfinitePast() && now > e.rate.reset) {
         // The window ended: the tracker's next answer tells the new one.
         e.rate.remaining = e.rate.limit >= 0 ? e.rate.limit : -1;
         e.rate.reset = absl::InfinitePast();
+        e.observed = -1;
       }
       if (e.rate.remaining > 0) --e.rate.remaining;  // this request spends one
       if (options_.assumed_limit > 0) {
@@ -239,8 +262,10 @@ void TokenPool::Release(const Lease& lease, const RateLimit& seen, TokenOutcome 
       if (e.rate.remaining < 0 || e.rate.reset == absl::InfinitePast() ||
           seen.reset > e.rate.reset) {
         e.rate = seen;  // first news, or a newer window
+        e.observed = seen.remaining;
       } else if (seen.reset == e.rate.reset) {
         e.rate = seen;  // requests on a token are serial: this answer is the newest word
+        e.observed = seen.remaining;
       }
     }
     auto bench = [&](absl::Duration d) { e.benched_until = std::max(e.benched_until, now + d); };
@@ -277,6 +302,32 @@ void TokenPool::Release(const Lease& lease, const RateLimit& seen, TokenOutcome 
   released_.notify_all();
 }
 
+void TokenPool::SetSharedAllowance(const std::string& account, int64_t allowance,
+                                   absl::Time reset, int sharers) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    bool held = false;
+    for (const Entry& e : tokens_) held = held || e.cred.account == account;
+    if (!held) return;
+    Allowance a;
+    a.sharers = std::max(1, sharers);
+    a.reset = reset;
+    a.left = allowance;
+    if (allowance < 0 || reset == absl::InfinitePast() ||
+        clock_->Now() >= reset + absl::Seconds(1)) {
+      a.left = -1;
+    }
+    allowances_[account] = a;
+  }
+  released_.notify_all();  // a larger cap may let a waiter go
+}
+
+int64_t TokenPool::LentOn(const std::string& account) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = lent_.find(account);
+  return it == lent_.end() ? 0 : it->second;
+}
+
 std::vector<TokenStatus> TokenPool::Snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
   const absl::Time now = clock_->Now();
@@ -299,6 +350,11 @@ std::vector<TokenStatus> TokenPool::Snapshot() const {
     s.in_use = e.in_use;
     s.requests = e.requests;
     s.secondary_limits = e.secondary_limits;
+    if (auto cap = allowances_.find(e.cred.account); cap != allowances_.end() &&
+                                                     cap->second.left >= 0 &&
+                                                     now < cap->second.reset + absl::Seconds(1)) {
+      s.allowance = cap->second.left;
+    }
     out.push_back(std::move(s));
   }
   return out;

@@ -13,7 +13,11 @@
 //    Retry-After, or for an exponential backoff (initial doubling per consecutive limit, capped)
 //    when the tracker gives no hint; other tokens keep working meanwhile;
 //  * the pool's state is visible: Snapshot lists account, fingerprint (first 8 hex digits of
-//    the token's SHA-256), remaining, limit, reset and benched-until — never the token.
+//    the token's SHA-256), remaining, limit, reset and benched-until — never the token;
+//  * shared accounts: other processes may spend the same account's budget. SetSharedAllowance
+//    (fed from the coordinator's heartbeat answer) caps how many more requests this pool lends
+//    on an account's tokens before the account's reset; past the cap they wait for the reset
+//    like a spent token.
 //
 // Acquire picks, among the free tokens with budget, the one with the most remaining requests
 // (unknown budgets count as full), so load spreads over accounts. When none is usable it waits:
@@ -26,6 +30,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -82,6 +87,9 @@ struct TokenStatus {
   // Requests sent with the token, and secondary limits it received.
   int64_t requests = 0;
   int64_t secondary_limits = 0;
+  // Requests the pool may still lend on the token's account under its shared allowance
+  // (SetSharedAllowance); -1 when the account has no cap now.
+  int64_t allowance = -1;
 };
 
 // TokenOutcome is what a response said about its token.
@@ -147,6 +155,20 @@ class TokenPool {
   void Release(const Lease& lease, const RateLimit& seen, TokenOutcome outcome,
                std::optional<absl::Duration> retry_after = std::nullopt);
 
+  // SetSharedAllowance caps the requests this pool lends on the tokens of `account` at
+  // `allowance` more until `reset` (+1 s, the trackers' resets have whole seconds); requests
+  // beyond it wait for the reset like a spent token, then the cap lapses. Each call replaces the
+  // account's cap (counting from now). A negative allowance, or a reset that is unknown
+  // (InfinitePast) or already past, removes the cap. Accounts the pool does not hold are ignored.
+  // `sharers` (>= 1) is how many processes spend the account: between two answers of the
+  // tracker, a token of the account is lent at most remaining / sharers times (the remaining
+  // that answer announced), so processes that each saw the same last requests of a window do not
+  // all spend them. It stays in force after the cap lapses, until the next call.
+  void SetSharedAllowance(const std::string& account, int64_t allowance, absl::Time reset,
+                          int sharers = 1);
+  // LentOn counts the requests lent on `account`'s tokens since the pool was made.
+  int64_t LentOn(const std::string& account) const;
+
   // Snapshot returns every token's state, in pool order.
   std::vector<TokenStatus> Snapshot() const;
   // Budgets returns the snapshot as heartbeat TokenBudget messages: tokens with a known budget
@@ -168,6 +190,14 @@ class TokenPool {
     int64_t secondary_limits = 0;
     absl::Time window_start = absl::InfinitePast();  // assumed budget: counted window
     int64_t window_used = 0;
+    int64_t observed = -1;  // remaining announced by the newest answer of the window; -1: none
+  };
+
+  // Allowance is the shared cap of one account (SetSharedAllowance).
+  struct Allowance {
+    int64_t left = 0;                          // < 0: no cap
+    absl::Time reset = absl::InfinitePast();
+    int sharers = 1;
   };
 
   // UsableAt returns when entry `e` may next be lent (InfinitePast: now), ignoring in_use.
@@ -182,6 +212,8 @@ class TokenPool {
   mutable std::mutex mu_;
   std::condition_variable released_;
   std::vector<Entry> tokens_;  // guarded by mu_
+  std::map<std::string, Allowance> allowances_;  // guarded by mu_; by account
+  std::map<std::string, int64_t> lent_;           // guarded by mu_; requests lent, by account
 };
 
 }  // namespace issuescope::crawler

@@ -5,6 +5,10 @@
 // shift repair, retries, rate-limit waits, page budgets, storage — lives once in RepoCrawler
 // (crawler/repo_crawler.h), which drives any Tracker.
 //
+// GithubTracker and GiteeTracker share GithubStyleTracker (crawler/github_tracker.h): Gitee v5
+// copied GitHub's REST URLs, repository object, Link paging and X-RateLimit-* headers, so it
+// implements only its credentials, parsers, issue keys and total_page paging.
+//
 // Comments come in one of two shapes: a repository-wide listing sorted by updated_at with a
 // `since` parameter (GitHub, Gitee), or one listing per issue, fetched only for issues that
 // changed (GitLab notes).

@@ -117,6 +117,59 @@ void CrawlerWorker::Stop() {
   spdlog::info("worker {} stopped", options_.worker_id);
 }
 
+int CrawlerWorker::Leave() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!started_ || stopping_) return 0;
+  }
+  leaving_.store(true);
+  draining_.store(true);
+  if (registered_.load()) {
+    v1::DrainWorkerRequest req;
+    req.set_worker_id(options_.worker_id);
+    v1::DrainWorkerResponse resp;
+    grpc::ClientContext ctx;
+    SetDeadline(&ctx);
+    const grpc::Status s = stub_->LeaveWorker(&ctx, req, &resp);
+    if (s.ok()) {
+      spdlog::info("worker {} left the coordinator ({}); finishing its crawls for up to {}",
+                   options_.worker_id,
+                   resp.removed() ? "removed at once"
+                                  : absl::StrCat(resp.leases_held(), " leases held"),
+                   absl::FormatDuration(options_.drain_timeout));
+    } else {
+      spdlog::warn("LeaveWorker failed: {}; leaving anyway (the coordinator declares the worker "
+                   "dead after its timeout)", s.error_message());
+    }
+  }
+  int cancelled = 0;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    const bool finished =
+        wake_.wait_for(lock, absl::ToChronoMilliseconds(options_.drain_timeout),
+                       [this] { return AllCrawlsFinishedLocked(); });
+    if (!finished) {
+      for (auto& [key, crawl] : crawls_) {
+        if (crawl->finished.load()) continue;
+        crawl->crawler->Cancel();
+        ++cancelled;
+      }
+      spdlog::warn("drain timeout ({}) passed: cancelling {} crawls; their leases are released "
+                   "and their repositories continue from the last reported cursor",
+                   absl::FormatDuration(options_.drain_timeout), cancelled);
+    }
+  }
+  Stop();
+  return cancelled;
+}
+
+bool CrawlerWorker::AllCrawlsFinishedLocked() const {
+  for (const auto& [key, crawl] : crawls_) {
+    if (!crawl->finished.load()) return false;
+  }
+  return true;
+}
+
 int CrawlerWorker::active_crawls() const {
   std::lock_guard<std::mutex> lock(mu_);
   int n = 0;
@@ -167,7 +220,20 @@ void CrawlerWorker::RunLoop() {
   heartbeat_thread_ = std::thread(&CrawlerWorker::HeartbeatLoop, this);
   do {
     ReapFinished();
-    AcquireAndStart();
+    if (!draining_.load()) {
+      AcquireAndStart();
+      continue;
+    }
+    bool idle = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      idle = crawls_.empty();
+    }
+    if (idle && !leaving_.load() && !drained_.exchange(true)) {
+      spdlog::info("worker {} was drained by the coordinator (issuescope drain) and holds no "
+                   "leases: exiting", options_.worker_id);
+      wake_.notify_all();
+    }
   } while (WaitFor(options_.poll_interval));
 }
 
@@ -183,9 +249,13 @@ void CrawlerWorker::HeartbeatLoop() {
         if (!crawl->finished.load()) *req.add_held() = RefOf(crawl->lease);
       }
     }
+    std::map<std::pair<v1::Tracker, std::string>, int64_t> lent;
     for (const auto& [kind, pool] : options_.crawler.pools) {
       if (!pool) continue;
-      for (v1::TokenBudget& b : pool->Budgets()) *req.add_budgets() = std::move(b);
+      for (v1::TokenBudget& b : pool->Budgets()) {
+        lent.emplace(std::make_pair(kind, b.account()), pool->LentOn(b.account()));
+        *req.add_budgets() = std::move(b);
+      }
     }
     v1::HeartbeatResponse resp;
     grpc::ClientContext ctx;
@@ -205,7 +275,14 @@ void CrawlerWorker::HeartbeatLoop() {
         it->second->crawler->Cancel();
       }
     }
+    ApplyAccounts(resp, lent);
+    if (resp.draining() && !draining_.exchange(true)) {
+      spdlog::info("the coordinator is draining worker {}: taking no new leases, exiting once "
+                   "the current ones end", options_.worker_id);
+      wake_.notify_all();
+    }
     if (!resp.known()) {
+      if (draining_.load()) continue;  // removed after draining: never register again
       spdlog::warn("coordinator does not know worker {}; registering again", options_.worker_id);
       if (!Register()) return;
     }
@@ -216,7 +293,7 @@ void CrawlerWorker::AcquireAndStart() {
   int free_slots = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;
+    if (stopping_ || draining_.load()) return;
     free_slots = options_.capacity - static_cast<int>(crawls_.size());
   }
   if (free_slots <= 0) return;
@@ -234,7 +311,7 @@ void CrawlerWorker::AcquireAndStart() {
   for (v1::Lease lease : resp.leases()) {
     if (lease.repo_slug().empty()) lease.set_repo_slug(RepoSlug(lease.repo()));
     std::unique_lock<std::mutex> lock(mu_);
-    if (stopping_ || crawls_.count(CrawlKey(lease)) > 0) {
+    if (stopping_ || draining_.load() || crawls_.count(CrawlKey(lease)) > 0) {
       lock.unlock();
       Release(lease);
       continue;
@@ -328,6 +405,32 @@ void CrawlerWorker::RunCrawl(ActiveCrawl* crawl) {
   if (!crawl->revoked.load()) Release(lease);
   crawl->finished.store(true);
   wake_.notify_all();
+}
+
+void CrawlerWorker::ApplyAccounts(
+    const v1::HeartbeatResponse& resp,
+    const std::map<std::pair<v1::Tracker, std::string>, int64_t>& lent) {
+  for (const v1::AccountBudget& account : resp.accounts()) {
+    // Every worker reporting the account gets an equal share of what is left.
+    const int sharers = std::max(1, account.workers_size());
+    const absl::Time reset =
+        account.has_reset() ? FromProto(account.reset()) : absl::InfinitePast();
+    for (const auto& [kind, pool] : options_.crawler.pools) {
+      if (!pool) continue;
+      if (account.tracker() != v1::TRACKER_UNSPECIFIED && account.tracker() != kind) continue;
+      int64_t allowance = -1;
+      if (account.remaining() >= 0) {
+        allowance = account.remaining() / sharers;
+        // Requests lent since the heartbeat's figures were taken come off the share.
+        auto before = lent.find({kind, account.account()});
+        if (before != lent.end()) {
+          allowance -= pool->LentOn(account.account()) - before->second;
+        }
+        allowance = std::max<int64_t>(0, allowance);
+      }
+      pool->SetSharedAllowance(account.account(), allowance, reset, sharers);
+    }
+  }
 }
 
 void CrawlerWorker::ReapFinished() {

@@ -7,6 +7,17 @@
 // grants the repository again and the next lease continues. A FAILED_PRECONDITION from ReportProgress
 // (stale epoch) aborts that crawl at once.
 //
+// Leaving and draining: Leave (the process's SIGTERM/SIGINT) calls the coordinator's
+// LeaveWorker, takes no new leases, lets running crawls finish for up to `drain_timeout`, then
+// cancels the rest and releases their leases (their per-page progress is already reported), and
+// stops. A heartbeat answering draining=true (an operator ran `issuescope drain`) also stops the
+// taking of leases; once the worker holds none, drained() turns true and the process exits. A
+// draining worker never registers again, even when the coordinator no longer knows it.
+//
+// Shared budgets: each heartbeat answer lists the accounts this worker's tokens belong to with
+// their shared remaining budget and the workers reporting them; the worker caps its TokenPools
+// at remaining / workers per account until the account's reset (TokenPool::SetSharedAllowance).
+//
 // Ownership: borrows the transport, store and clock (they must outlive the worker); shares the
 // coordinator channel. Thread-safety: Start and Stop are called from one thread; everything else
 // runs on the worker's own threads. Timing of polls and heartbeats uses real time (condition
@@ -16,6 +27,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <map>
+#include <utility>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -57,6 +69,8 @@ struct WorkerOptions {
   // Longest pause between RegisterWorker attempts while the coordinator is unreachable.
   // Default: 5 s.
   absl::Duration max_register_backoff = absl::Seconds(5);
+  // How long Leave lets running crawls finish before cancelling them. Default: 30 s.
+  absl::Duration drain_timeout = absl::Seconds(30);
 };
 
 // CrawlerWorker: see the file comment.
@@ -72,9 +86,20 @@ class CrawlerWorker {
   // Start launches the control loop (which registers, retrying until the coordinator answers)
   // and returns at once. INVALID_ARGUMENT for a bad worker id or capacity.
   absl::Status Start();
-  // Stop drains: stops taking leases, cancels running crawls, releases their leases, joins
-  // every thread. Idempotent.
+  // Stop stops at once: stops taking leases, cancels running crawls, releases their leases,
+  // joins every thread. Idempotent.
   void Stop();
+  // Leave leaves gracefully: LeaveWorker, no new leases, running crawls finish within
+  // drain_timeout (then they are cancelled and released), then Stop. Returns the number of
+  // crawls that had to be cancelled.
+  int Leave();
+
+  // draining reports whether the worker takes no new leases (Leave, or the coordinator said
+  // draining).
+  bool draining() const { return draining_.load(); }
+  // drained reports that the coordinator drained this worker and it holds no lease any more:
+  // the process should exit (Stop, then exit 0).
+  bool drained() const { return drained_.load(); }
 
   // registered reports whether RegisterWorker has succeeded at least once.
   bool registered() const { return registered_.load(); }
@@ -103,6 +128,12 @@ class CrawlerWorker {
                       const std::string& error);
   void Release(const v1::Lease& lease);
   void ReapFinished();
+  // ApplyAccounts caps the token pools by the shared budgets of a heartbeat answer; `lent` is
+  // LentOn per (tracker, account) when the heartbeat was built.
+  void ApplyAccounts(const v1::HeartbeatResponse& resp,
+                     const std::map<std::pair<v1::Tracker, std::string>, int64_t>& lent);
+  // AllCrawlsFinished: every crawl in crawls_ has ended. Requires mu_.
+  bool AllCrawlsFinishedLocked() const;
   // WaitFor waits up to `d` or until Stop; returns false when stopping.
   bool WaitFor(absl::Duration d);
   void SetDeadline(grpc::ClientContext* ctx) const;
@@ -116,6 +147,9 @@ class CrawlerWorker {
   std::atomic<bool> registered_{false};
   std::atomic<int64_t> completed_{0};
   std::atomic<int64_t> heartbeat_interval_ms_{0};
+  std::atomic<bool> draining_{false};
+  std::atomic<bool> drained_{false};
+  std::atomic<bool> leaving_{false};  // Leave was called (else draining came from the coordinator)
 
   mutable std::mutex mu_;
   std::condition_variable wake_;

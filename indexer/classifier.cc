@@ -67,19 +67,67 @@ Classification Classifier::Classify(const IssueText& issue) const {
     kind_score[cls] += p;
     out.evidence.push_back({"model", cls, Probability(p), p});
   }
+  // A kind head with a class "non-X" (e.g. "non-bug" of an is-bug data set) and no class for
+  // the taxonomy kind k != X: cue and label votes for k count for "non-X", so the rules do
+  // not only ever push towards X.
+  auto vote_target = [&](const std::string& k) {
+    if (kind_probs.empty() || kind_probs.count(k) > 0) return k;
+    for (const auto& [cls, p] : kind_probs) {
+      if (cls.size() > 4 && cls.compare(0, 4, "non-") == 0 && cls.substr(4) != k) return cls;
+    }
+    return k;
+  };
   for (const auto& m : cues) {
     if (Depth(m.node) != 1 || m.node == "llm") continue;
-    if (++kind_cue_count[m.node] <= 3) kind_score[m.node] += options_.kind_cue_weight;
-    out.evidence.push_back({"cue", m.node, m.cue, options_.kind_cue_weight});
+    const std::string target = vote_target(m.node);
+    if (++kind_cue_count[m.node] <= 3) kind_score[target] += options_.kind_cue_weight;
+    out.evidence.push_back({"cue", target, m.cue, options_.kind_cue_weight});
   }
   for (const auto& l : labels) {
     if (l.target == "llm" || Depth(l.target) != 1) continue;
-    kind_score[l.target] += options_.label_weight;
-    out.evidence.push_back({"label", l.target, l.label, options_.label_weight});
+    const std::string target = vote_target(l.target);
+    kind_score[target] += options_.label_weight;
+    out.evidence.push_back({"label", target, l.label, options_.label_weight});
+  }
+  // Strong symptom (only when no model decides the kind: a trained kind head already weighs
+  // the symptom's words): rule scores (distinct cues, labels) of every theme, best per kind.
+  {
+    std::map<std::string, double> rule_score;  // theme id
+    std::set<std::pair<std::string, std::string>> counted;
+    for (const auto& m : cues) {
+      if (Depth(m.node) < 2) continue;
+      if (counted.insert({Prefix(m.node, 2), m.cue}).second) rule_score[Prefix(m.node, 2)] += 1.0;
+    }
+    for (const auto& l : labels) {
+      if (Depth(l.target) >= 2) rule_score[Prefix(l.target, 2)] += options_.label_weight;
+    }
+    std::map<std::string, double> best_of_kind;
+    for (const auto& [theme, score] : rule_score) {
+      double& b = best_of_kind[Prefix(theme, 1)];
+      b = std::max(b, score);
+    }
+    // Only the first kind (the defect kind, "bug" in llm-dl/1): a symptom is evidence of a
+    // defect; a requirement's or a question's theme is not.
+    const std::string& k = taxonomy_->kinds.empty() ? std::string() : taxonomy_->kinds[0].id;
+    if (const double score = best_of_kind[k];
+        !k.empty() && kind_probs.empty() && score >= options_.strong_theme_score &&
+        options_.strong_theme_kind_weight > 0) {
+      bool strongest = true;
+      for (const auto& [other, other_score] : best_of_kind) {
+        if (other != k && other_score > score) strongest = false;
+      }
+      const std::string target = vote_target(k);
+      if (strongest && kind_score.count(target) > 0) {
+        kind_score[target] += options_.strong_theme_kind_weight;
+        char detail[64];
+        std::snprintf(detail, sizeof(detail), "strong symptom: theme score %.1f", score);
+        out.evidence.push_back({"cue", target, detail, options_.strong_theme_kind_weight});
+      }
+    }
   }
   double best = 0;
   for (const std::string& k : candidates) {
-    if (kind_score[k] > best) {
+    if (kind_score[k] > best + 1e-9) {  // sums of 0.1s: ties within rounding go to the earlier kind
       best = kind_score[k];
       out.kind = k;
     }
@@ -94,10 +142,12 @@ Classification Classifier::Classify(const IssueText& issue) const {
   const taxonomy::Kind* kind = taxonomy_->FindKind(out.kind);
   std::map<std::string, double> node_score;  // theme and sub-theme ids
   std::set<std::pair<std::string, std::string>> seen_cue;
+  std::map<std::string, std::set<std::string>> theme_evidence;  // theme -> cues and labels
   for (const auto& m : cues) {
     if (Depth(m.node) < 2 || Prefix(m.node, 1) != out.kind) continue;
     // A cue counts once per theme even when a theme and its sub-themes list it.
     const bool first_in_theme = seen_cue.insert({Prefix(m.node, 2), m.cue}).second;
+    theme_evidence[Prefix(m.node, 2)].insert(absl::AsciiStrToLower(m.cue));
     if (Depth(m.node) == 3) node_score[m.node] += 1.0;
     if (first_in_theme) node_score[Prefix(m.node, 2)] += 1.0;
     out.evidence.push_back({"cue", m.node, m.cue, 1.0});
@@ -106,6 +156,7 @@ Classification Classifier::Classify(const IssueText& issue) const {
     if (Depth(l.target) < 2 || Prefix(l.target, 1) != out.kind) continue;
     node_score[l.target] += options_.label_weight;
     if (Depth(l.target) == 3) node_score[Prefix(l.target, 2)] += options_.label_weight;
+    theme_evidence[Prefix(l.target, 2)].insert(absl::StrCat("label:", l.label));
     out.evidence.push_back({"label", l.target, l.label, options_.label_weight});
   }
   for (const char* head : {"theme", "subtheme"}) {
@@ -132,8 +183,22 @@ Classification Classifier::Classify(const IssueText& issue) const {
       double threshold = std::max(options_.secondary_min_score,
                                   options_.secondary_ratio * node_score[out.theme]);
       std::vector<const taxonomy::Theme*> chosen = {ranked[0]};
+      // Independent: a cue or label of the secondary theme that is not, and does not
+      // overlap, one of the primary theme's (so one phrase cannot make two themes).
+      const std::set<std::string>& primary_evidence = theme_evidence[out.theme];
+      auto independent = [&](const std::string& theme) {
+        for (const std::string& e : theme_evidence[theme]) {
+          bool overlaps = false;
+          for (const std::string& p : primary_evidence) {
+            if (e.find(p) != std::string::npos || p.find(e) != std::string::npos) overlaps = true;
+          }
+          if (!overlaps) return true;
+        }
+        return false;
+      };
       for (size_t i = 1; i < ranked.size(); ++i) {
-        if (node_score[ranked[i]->id] >= threshold) {
+        if (static_cast<int>(out.secondary_themes.size()) >= options_.max_secondary) break;
+        if (node_score[ranked[i]->id] >= threshold && independent(ranked[i]->id)) {
           out.secondary_themes.push_back(ranked[i]->id);
           chosen.push_back(ranked[i]);
         }

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cmath>
 #include <map>
+#include <random>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -110,6 +112,69 @@ std::string ReportJson(const EvalReport& report) {
   }
   j["confusion"] = {{"labels", labels}, {"matrix", report.confusion}};
   return j.dump();
+}
+
+namespace {
+
+// Shuffled returns `items` in an order shuffled by mt19937(seed) Fisher-Yates.
+std::vector<size_t> Shuffled(std::vector<size_t> items, uint32_t seed) {
+  std::mt19937 rng(seed);
+  for (size_t i = items.size(); i > 1; --i) {
+    size_t j = static_cast<size_t>(rng() % i);
+    std::swap(items[i - 1], items[j]);
+  }
+  return items;
+}
+
+// ByStratum groups record indices by stratum, strata in sorted order.
+std::map<std::string, std::vector<size_t>> ByStratum(const std::vector<std::string>& strata) {
+  std::map<std::string, std::vector<size_t>> out;
+  for (size_t i = 0; i < strata.size(); ++i) out[strata[i]].push_back(i);
+  return out;
+}
+
+}  // namespace
+
+std::vector<bool> HoldOut(const std::vector<std::string>& strata, double fraction, uint32_t seed) {
+  std::vector<bool> held(strata.size(), false);
+  for (const auto& [stratum, members] : ByStratum(strata)) {
+    std::vector<size_t> order = Shuffled(members, seed);
+    size_t n = static_cast<size_t>(std::llround(fraction * static_cast<double>(order.size())));
+    if (n == 0 && order.size() >= 2 && fraction > 0) n = 1;
+    n = std::min(n, order.size());
+    for (size_t i = 0; i < n; ++i) held[order[i]] = true;
+  }
+  return held;
+}
+
+FoldAssignment AssignFolds(const std::vector<std::string>& strata,
+                           const std::vector<std::string>& groups, int folds, uint32_t seed) {
+  FoldAssignment out;
+  out.fold.assign(strata.size(), 0);
+  const bool grouped =
+      std::any_of(groups.begin(), groups.end(), [](const std::string& g) { return !g.empty(); });
+  if (grouped) {
+    out.by_group = true;
+    std::map<std::string, std::vector<size_t>> members = ByStratum(groups);
+    std::vector<std::pair<std::string, size_t>> sizes;  // group, size
+    for (const auto& [g, m] : members) sizes.emplace_back(g, m.size());
+    std::stable_sort(sizes.begin(), sizes.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    out.folds = std::min<int>(folds, static_cast<int>(sizes.size()));
+    std::vector<size_t> load(out.folds, 0);
+    for (const auto& [g, size] : sizes) {
+      int best = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+      load[best] += size;
+      for (size_t i : members[g]) out.fold[i] = best;
+    }
+    return out;
+  }
+  out.folds = folds;
+  size_t next = 0;
+  for (const auto& [stratum, members] : ByStratum(strata)) {
+    for (size_t i : Shuffled(members, seed)) out.fold[i] = static_cast<int>(next++ % folds);
+  }
+  return out;
 }
 
 }  // namespace issuescope::classifier

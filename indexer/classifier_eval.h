@@ -1,8 +1,10 @@
 // Evaluation of a classifier against gold labels: per-class precision, recall and F1, macro-F1,
-// accuracy and the confusion matrix, as a plain value that formats itself as text or JSON.
+// accuracy and the confusion matrix, as a plain value that formats itself as text or JSON; and
+// the deterministic data splits used to measure it (a held-out validation part, k folds).
 // Pure functions; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,5 +43,30 @@ std::string FormatReport(const EvalReport& report);
 // classes [{name, support, predicted, correct, precision, recall, f1}], confusion {labels,
 // matrix}).
 std::string ReportJson(const EvalReport& report);
+
+// HoldOut marks about `fraction` (in (0, 1)) of the records of every stratum (e.g. the gold
+// kind) as held out: each stratum's records in an order shuffled with `seed` (mt19937
+// Fisher-Yates, the same on every platform), the first round(fraction * size) of them, at least
+// one when the stratum has two or more records. Returns one flag per record (true = held out).
+std::vector<bool> HoldOut(const std::vector<std::string>& strata, double fraction, uint32_t seed);
+
+// FoldAssignment says which fold each record is tested in.
+struct FoldAssignment {
+  int folds = 0;          // number of folds actually used
+  bool by_group = false;  // folds hold whole groups (e.g. repositories)
+  std::vector<int> fold;  // per record, in [0, folds)
+};
+
+// AssignFolds splits records into `folds` (>= 2) folds for cross-validation, deterministically:
+//  - when any record has a non-empty group (e.g. its repository), whole groups go to one fold:
+//    with at most `folds` groups, each group is its own fold (leave-one-group-out, so `folds`
+//    becomes the number of groups); otherwise groups, largest first (ties by name), go to the
+//    fold with the fewest records so far (ties: the lower fold);
+//  - otherwise records are stratified by `strata`: the records of each stratum, in an order
+//    shuffled with `seed`, are dealt round-robin over the folds, continuing where the previous
+//    stratum stopped.
+// `strata` and `groups` have one entry per record (`groups` may be empty: no groups).
+FoldAssignment AssignFolds(const std::vector<std::string>& strata,
+                           const std::vector<std::string>& groups, int folds, uint32_t seed);
 
 }  // namespace issuescope::classifier

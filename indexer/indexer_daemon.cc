@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/grpc_channel.h"
 #include "common/grpc_status.h"
 #include "spdlog/spdlog.h"
 
@@ -37,6 +38,13 @@ absl::Status IndexerDaemon::Start() {
   if (has_coordinator && options_.coordinator_address.find(':') == std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
         "coordinator address \"", options_.coordinator_address, "\" is not HOST:PORT"));
+  }
+  if (has_coordinator) {
+    auto channel = CreateCoordinatorChannel(options_.coordinator_address,
+                                            options_.coordinator_tls_ca);
+    if (!channel.ok()) return channel.status();
+    std::lock_guard<std::mutex> lock(mu_);
+    coordinator_ = v1::Coordinator::NewStub(*channel);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -86,8 +94,10 @@ absl::Status IndexerDaemon::PollOnce() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (coordinator_ == nullptr) {
-      coordinator_ = v1::Coordinator::NewStub(
-          grpc::CreateChannel(options_.coordinator_address, grpc::InsecureChannelCredentials()));
+      auto channel = CreateCoordinatorChannel(options_.coordinator_address,
+                                              options_.coordinator_tls_ca);
+      if (!channel.ok()) return channel.status();
+      coordinator_ = v1::Coordinator::NewStub(*channel);
     }
   }
   grpc::ClientContext context;

@@ -36,6 +36,9 @@ struct IndexerDaemonOptions {
   // host:port of the coordinator to discover workers from. Exactly one of coordinator_address
   // and store_addresses must be given. Default: "".
   std::string coordinator_address;
+  // PEM file of the CA (or self-signed certificate) of a TLS coordinator; "" talks plaintext.
+  // The store channels stay plaintext. Default: "".
+  std::string coordinator_tls_ca;
   // host:port of each store to follow (static mode). Default: empty.
   std::vector<std::string> store_addresses;
   // How often to poll the coordinator (and check the writer's commit delay). Default: 1 s.

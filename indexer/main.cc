@@ -1,7 +1,7 @@
 // issuescope-indexer: follows crawler workers' change feeds into a Xapian index, tagging every
 // issue with the taxonomy classifier.
 //
-//   issuescope-indexer --index DIR (--coordinator HOST:PORT | --store HOST:PORT ...)
+//   issuescope-indexer --index DIR (--coordinator HOST:PORT [--tls-ca FILE] | --store HOST:PORT ...)
 //                      [--shards N] [--taxonomy FILE] [--model FILE] [--no-tags]
 //                      [--batch-size N] [--commit-every N] [--commit-interval-ms MS]
 //                      [--retag-batch N] [--stats-interval S] [--log-level info]
@@ -95,6 +95,10 @@ int main(int argc, char** argv) {
   auto* store_opt =
       app.add_option("--store", stores, "store HOST:PORT to follow (repeatable)")->take_all();
   coordinator_opt->excludes(store_opt);
+  std::string tls_ca;
+  app.add_option("--tls-ca", tls_ca,
+                 "PEM file of the CA (or self-signed certificate) of a TLS coordinator")
+      ->needs(coordinator_opt);
   app.add_option("--commit-every", commit_every,
                  "group commits of up to N events (0: commit every batch)")
       ->check(CLI::NonNegativeNumber);
@@ -179,6 +183,7 @@ int main(int argc, char** argv) {
 
   issuescope::indexer::IndexerDaemonOptions daemon_options;
   daemon_options.coordinator_address = coordinator;
+  daemon_options.coordinator_tls_ca = tls_ca;
   daemon_options.store_addresses = stores;
   daemon_options.follower.max_batch = batch_size;
   ix::IndexerDaemon daemon(sink, issuescope::Clock::Real(), daemon_options);

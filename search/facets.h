@@ -5,8 +5,9 @@
 // FacetCounter counts exactly when the matches are at most `bound`; beyond that it counts an
 // even sample of exactly `bound` of them (every (total/bound)-th match in document order, so
 // every part of the index — every repository, whatever order it was indexed in — is sampled
-// alike) and says how many it counted; its caller learns `total` from a cheap counting pass
-// first (SampleEvenly). CountFacetsFromTerms gives exact counts of the whole index from term
+// alike) and says how many it counted; its caller learns `total` first, from the pass that
+// ranks the page (SampleEvenly), or lets the spy ride along in that pass when the matches
+// probably fit the bound. CountFacetsFromTerms gives exact counts of the whole index from term
 // frequencies (for queries that match everything). AggregateCounter counts every match by up to
 // three dimensions. A spy belongs to one Enquire in one thread.
 #pragma once

@@ -47,7 +47,31 @@ Xapian::Query AfterKey(Xapian::valueno slot, bool ascending, const PageCursor& c
                        Xapian::Query(toward, slot, cursor.sort_value), seen);
 }
 
+// IsDisjunctionOfTerms says whether `query` is terms joined by OR (or a synonym or wildcard
+// expansion of them): no AND, phrase or filter anywhere.
+bool IsDisjunctionOfTerms(const Xapian::Query& query) {
+  switch (query.get_type()) {
+    case Xapian::Query::LEAF_TERM:
+    case Xapian::Query::OP_WILDCARD:
+      return true;
+    case Xapian::Query::OP_OR:
+    case Xapian::Query::OP_SYNONYM:
+      for (size_t i = 0; i < query.get_num_subqueries(); ++i) {
+        if (!IsDisjunctionOfTerms(query.get_subquery(i))) return false;
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
+
+Xapian::BM25Weight RankingWeight() {
+  // k1 = 1, k2 = 0, k3 = 1 and min_normlen 0.5 are Xapian's defaults; b = 0 turns off length
+  // normalisation, so no match's document length is looked up.
+  return Xapian::BM25Weight(1, 0, 1, 0, 0.5);
+}
 
 void FillHit(const v1::IssueWithComments& iwc, v1::SearchHit* hit) {
   const v1::Issue& issue = iwc.issue();
@@ -90,22 +114,36 @@ absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& pa
     query = Xapian::Query(Xapian::Query::OP_FILTER, query, AfterKey(slot, ascending, cursor));
   }
   enquire.set_query(query);
-  if (!parsed.has_text) enquire.set_weighting_scheme(Xapian::BoolWeight());
+  if (parsed.has_text) {
+    enquire.set_weighting_scheme(RankingWeight());
+  } else {
+    enquire.set_weighting_scheme(Xapian::BoolWeight());
+  }
   Xapian::MultiValueKeyMaker keymaker;  // must outlive get_mset
   if (by_value) {
     keymaker.add_value(slot, !ascending);
     keymaker.add_value(index::kNumberSlot, !ascending);
     enquire.set_sort_by_key_then_relevance(&keymaker, false);
   }
+  // The total is counted in the ranking pass (check_at_least = all documents), except for a
+  // relevance-ranked disjunction of terms (one word over the text fields, a wildcard): there
+  // the matcher ranks the page while skipping postings that cannot reach it, and a boolean
+  // count is cheaper than weighing every posting of every list (or free, when the ranking pass
+  // already knows the exact number).
   const bool count_here = options.count_total && !cursor.keyset;
-  if (count_here && options.spy != nullptr) enquire.add_matchspy(options.spy);
+  const bool count_apart = count_here && !by_value && IsDisjunctionOfTerms(query);
+  if (count_here && !count_apart && options.spy != nullptr) enquire.add_matchspy(options.spy);
   const Xapian::doccount doccount = db.get_doccount();
   const uint64_t start = cursor.keyset ? cursor.ties : cursor.offset;
   const Xapian::doccount first = static_cast<Xapian::doccount>(std::min<uint64_t>(start, doccount));
-  const Xapian::MSet mset = enquire.get_mset(first, options.size + 1, count_here ? doccount : 0);
+  const Xapian::MSet mset =
+      enquire.get_mset(first, options.size + 1, count_here && !count_apart ? doccount : 0);
 
   Page page;
-  if (count_here) {
+  if (count_apart && options.spy == nullptr &&
+      mset.get_matches_lower_bound() == mset.get_matches_upper_bound()) {
+    page.total = mset.get_matches_lower_bound();
+  } else if (count_here && !count_apart) {
     page.total = mset.get_matches_estimated();
   } else if (options.count_total) {
     page.total = CountMatches(db, parsed.query, options.spy);

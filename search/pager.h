@@ -21,7 +21,12 @@ namespace issuescope::search {
 struct PageOptions {
   // Hits per page (> 0).
   int size = 20;
-  // Compute the exact number of matches of the whole query (Page::total). Default: false.
+  // Compute the exact number of matches of the whole query (Page::total). On a first page
+  // (no keyset cursor) it is counted in the same pass that ranks the page (every match is
+  // weighed once), except for a relevance-ranked disjunction of terms (a word over the text
+  // fields, ORed words, wildcards): ranked with pruning, then counted by a boolean pass unless
+  // the ranking pass already knows the exact number. Later pages of value-sorted results are
+  // counted by a boolean pass. Default: false.
   bool count_total = false;
   // Spy to pass every match to when counting (only with count_total; not owned). Default: none.
   Xapian::MatchSpy* spy = nullptr;
@@ -49,6 +54,12 @@ absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& pa
 // null). Throws what Xapian throws.
 int64_t CountMatches(const Xapian::Database& db, const Xapian::Query& query,
                      Xapian::MatchSpy* spy);
+
+// RankingWeight is the weighting of free-text matches: BM25 without document-length
+// normalisation (b = 0). Scoring a match then needs only its terms' wdf, never its document's
+// length, which was most of the cost of weighing every match (docs/BENCHMARKS.md, "Search
+// latency"); the title still counts double (title terms have wdf 2).
+Xapian::BM25Weight RankingWeight();
 
 // FillHit copies the fields of an indexed issue into a hit (no score, no snippet).
 void FillHit(const v1::IssueWithComments& issue, v1::SearchHit* hit);

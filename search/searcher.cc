@@ -55,6 +55,15 @@ int64_t MicrosSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+// EstimateMatches is Xapian's estimate of the number of matches of `query`, from term
+// frequencies, without running the match (maxitems 0, check_at_least 0).
+Xapian::doccount EstimateMatches(const Xapian::Database& db, const Xapian::Query& query) {
+  Xapian::Enquire enquire(db);
+  enquire.set_query(query);
+  enquire.set_weighting_scheme(Xapian::BoolWeight());
+  return enquire.get_mset(0, 0).get_matches_estimated();
+}
+
 int MaxHandles(const std::string& path, int requested) {
   if (path.empty()) return 1;  // ForDatabase: the one handle it was given
   if (requested > 0) return requested;
@@ -205,17 +214,26 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   const bool facets_from_terms =
       parsed.match_all && !facets.empty() &&
       db->get_value_freq(index::kFacetsSlot) == db->get_doccount();
-  // The page is ranked without counting (check_at_least 0: the matcher may skip weighing
-  // documents that cannot reach the page); the exact total comes from a separate boolean count,
-  // which never weighs a document (no document lengths to read).
+  // The exact total is counted in the pass that ranks the page: the matcher sees every match
+  // once, and weighing one costs little since the ranking reads no document lengths
+  // (RankingWeight). A query matching everything needs no count.
   PageOptions page_options;
   page_options.size = request.page_size() == 0 ? kDefaultPageSize : request.page_size();
   page_options.snippet_bytes = kSnippetBytes;
+  page_options.count_total = !parsed.match_all;
+  // Facets of a query whose matches probably fit the bound (Xapian's estimate from term
+  // frequencies) are counted by a spy riding along in that pass, which sees every match;
+  // otherwise, or when the exact total proves larger, a second, boolean pass counts them.
+  std::optional<FacetCounter> ride_along;
+  if (!facets.empty() && !facets_from_terms && !parsed.match_all &&
+      EstimateMatches(*db, parsed.query) <= options_.facet_bound) {
+    ride_along.emplace(facets, options_.facet_bound);
+    page_options.spy = &*ride_along;
+  }
   ASSIGN_OR_RETURN(Page page, FetchPage(*db, parsed, cursor, page_options));
 
   v1::SearchResponse response;
-  const int64_t total = parsed.match_all ? db->get_doccount()
-                                         : CountMatches(*db, parsed.query, nullptr);
+  const int64_t total = parsed.match_all ? db->get_doccount() : page.total.value_or(0);
   response.set_total(total);
   for (v1::SearchHit& hit : page.hits) *response.add_hits() = std::move(hit);
   if (page.next) response.set_next_page_token(EncodePageCursor(*page.next, fingerprint));
@@ -224,6 +242,10 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
     if (facets_from_terms) {
       ToFacets(CountFacetsFromTerms(*db, facets), facets, limit, response.mutable_facets());
       response.set_facets_counted(total);
+    } else if (ride_along && ride_along->seen() == static_cast<uint64_t>(total) &&
+               ride_along->counted() == ride_along->seen()) {
+      ToFacets(ride_along->counts(), facets, limit, response.mutable_facets());
+      response.set_facets_counted(static_cast<int64_t>(ride_along->counted()));
     } else {
       // Knowing the total, the spy counts every match, or an even sample of facet_bound.
       FacetCounter spy(facets, options_.facet_bound);

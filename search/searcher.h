@@ -65,12 +65,12 @@ class Searcher {
   static std::unique_ptr<Searcher> ForDatabase(Xapian::Database db,
                                                SearcherOptions options = SearcherOptions());
 
-  // Search runs a query (docs/QUERY.md). Hits are ranked by BM25 when the query has free text,
-  // else newest created first (then highest number); `sort:` overrides. `total` is exact;
-  // facets are exact up to SearcherOptions::facet_bound matches, an even sample of that many
-  // beyond (see facets_exact). Pages of
-  // value-sorted results continue after the last hit's sort key, so they neither repeat nor
-  // skip hits while documents are added. INVALID_ARGUMENT for a malformed query, a page_size
+  // Search runs a query (docs/QUERY.md). Hits are ranked by BM25 (RankingWeight: b = 0) when
+  // the query has free text, else newest created first (then highest number); `sort:`
+  // overrides. `total` is exact; facets are exact up to SearcherOptions::facet_bound matches,
+  // an even sample of that many beyond (see facets_exact). Pages of value-sorted results
+  // continue after the last hit's sort key, so they neither repeat nor skip hits while
+  // documents are added. INVALID_ARGUMENT for a malformed query, a page_size
   // outside 0..kMaxPageSize, a facet_limit outside 0..1000, an unknown facet, or a page_token
   // that is malformed or belongs to another query.
   absl::StatusOr<v1::SearchResponse> Search(const v1::SearchRequest& request);

@@ -113,7 +113,9 @@ absl::Status Cluster::StartWorker(int i, int port) {
       absl::StrCat("--listen=127.0.0.1:", port),
       absl::StrCat("--data=", options_.work_dir, "/data/", worker_id(i)),
       "--coordinator=" + coordinator_address_,
-      absl::StrCat("--capacity=", options_.worker_capacity), "--log-level=" + options_.log_level};
+      absl::StrCat("--capacity=", options_.worker_capacity),
+      absl::StrCat("--drain-timeout-s=", options_.worker_drain_timeout_s),
+      "--log-level=" + options_.log_level};
   if (!options_.token_env.empty()) argv.push_back("--token-env=" + options_.token_env);
   int bound = 0;
   ASSIGN_OR_RETURN(workers_[i], Launch(worker_id(i), argv, &bound));

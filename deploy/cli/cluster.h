@@ -41,6 +41,9 @@ struct ClusterOptions {
   std::string token_env;
   // Crawl slots per worker. Default: 2.
   int worker_capacity = 2;
+  // How long a worker stopped with SIGTERM lets its crawls finish (--drain-timeout-s); below
+  // Subprocess::Stop's grace, so a stop is graceful. Default: 5.
+  int worker_drain_timeout_s = 5;
   // Log level of the processes.
   std::string log_level = "info";
   // How long to wait for a process to become ready.

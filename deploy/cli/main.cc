@@ -185,49 +185,73 @@ int main(int argc, char** argv) {
   auto* taxonomy_cmd = app.add_subcommand(
       "taxonomy", "train, evaluate and run the issue classifier (see docs/TAXONOMY.md)");
   taxonomy_cmd->require_subcommand(1);
+  // The training flags, shared by `train` and `cv`.
+  auto add_train_flags = [](CLI::App* cmd, issuescope::cli::TaxonomyTrainOptions* o) {
+    cmd->add_option("--taxonomy", o->taxonomy, "taxonomy file (default: llm-dl/1)");
+    cmd->add_option("--epochs", o->epochs, "training passes")->capture_default_str()
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("--hash-bits", o->hash_bits, "feature buckets = 2^bits")
+        ->capture_default_str()->check(CLI::Range(8, 24));
+    cmd->add_option("--max-body-tokens", o->max_body_tokens, "body tokens used as features")
+        ->capture_default_str();
+    cmd->add_option("--learning-rate", o->learning_rate, "AdaGrad learning rate")
+        ->capture_default_str();
+    cmd->add_option("--l2", o->l2, "L2 penalty per update")->capture_default_str();
+    cmd->add_option("--seed", o->seed, "seed of the example order and of the data splits")
+        ->capture_default_str();
+    cmd->add_option("--algorithm", o->algorithm, "logreg, naive-bayes or both")
+        ->capture_default_str();
+    cmd->add_option("--nb-alpha", o->nb_alpha, "naive Bayes smoothing")->capture_default_str();
+    cmd->add_option("--title-char-ngrams", o->title_char_ngrams,
+                    "character n-grams of title words (0: none)")
+        ->capture_default_str()->check(CLI::Range(0, 8));
+    cmd->add_option("--title-weight", o->title_weight,
+                    "weight of the title's features against the body's")
+        ->capture_default_str();
+    cmd->add_option("--ensemble", o->ensemble,
+                    "logistic regression heads per field (seeds seed, seed+1, ...)")
+        ->capture_default_str()->check(CLI::Range(1, 64));
+  };
+  // The classifier flags, shared by `eval` and `cv`.
+  auto add_eval_flags = [](CLI::App* cmd, issuescope::cli::TaxonomyEvalOptions* o) {
+    cmd->add_flag("--json", o->json, "print JSON");
+    cmd->add_option("--positive", o->positive,
+                    "score a binary detector, e.g. bug or bug.performance");
+    cmd->add_option("--kind-cue-weight", o->kind_cue_weight,
+                    "score of a matched kind cue next to the model probability")
+        ->capture_default_str();
+    cmd->add_option("--theme-model-weight", o->theme_model_weight,
+                    "weight of the theme model's probability next to cue counts")
+        ->capture_default_str();
+    cmd->add_option("--strong-symptom-weight", o->strong_symptom_weight,
+                    "kind score of a strong bug symptom (two or more cues of one bug theme)")
+        ->capture_default_str();
+  };
   issuescope::cli::TaxonomyTrainOptions tax_train;
   auto* train_cmd = taxonomy_cmd->add_subcommand("train", "train a classifier model");
   train_cmd->add_option("--data", tax_train.data, "labelled issues, JSONL or CSV")->required();
   train_cmd->add_option("--out", tax_train.out, "model file to write")->required();
-  train_cmd->add_option("--taxonomy", tax_train.taxonomy, "taxonomy file (default: llm-dl/1)");
-  train_cmd->add_option("--epochs", tax_train.epochs, "training passes")->capture_default_str()
-      ->check(CLI::Range(1, 1000));
-  train_cmd->add_option("--hash-bits", tax_train.hash_bits, "feature buckets = 2^bits")
-      ->capture_default_str()->check(CLI::Range(8, 24));
-  train_cmd->add_option("--max-body-tokens", tax_train.max_body_tokens,
-                        "body tokens used as features")->capture_default_str();
-  train_cmd->add_option("--learning-rate", tax_train.learning_rate, "AdaGrad learning rate")
-      ->capture_default_str();
-  train_cmd->add_option("--l2", tax_train.l2, "L2 penalty per update")->capture_default_str();
-  train_cmd->add_option("--seed", tax_train.seed, "seed of the example order")
-      ->capture_default_str();
-  train_cmd->add_option("--algorithm", tax_train.algorithm, "logreg, naive-bayes or both")
-      ->capture_default_str();
-  train_cmd->add_option("--nb-alpha", tax_train.nb_alpha, "naive Bayes smoothing")
-      ->capture_default_str();
-  train_cmd->add_option("--title-char-ngrams", tax_train.title_char_ngrams,
-                        "character n-grams of title words (0: none)")
-      ->capture_default_str()->check(CLI::Range(0, 8));
-  train_cmd->add_option("--title-weight", tax_train.title_weight,
-                        "weight of the title's features against the body's")
-      ->capture_default_str();
-  train_cmd->add_option("--ensemble", tax_train.ensemble,
-                        "logistic regression heads per field (seeds seed, seed+1, ...)")
-      ->capture_default_str()->check(CLI::Range(1, 64));
+  add_train_flags(train_cmd, &tax_train);
+  train_cmd->add_option("--validation-fraction", tax_train.validation_fraction,
+                        "hold out this fraction (chosen by --seed), train on the rest and "
+                        "report the classifier's scores on it")
+      ->capture_default_str()->check(CLI::Range(0.0, 0.95));
   issuescope::cli::TaxonomyEvalOptions tax_eval;
   auto* eval_cmd = taxonomy_cmd->add_subcommand("eval", "evaluate against gold tags");
   eval_cmd->add_option("--data", tax_eval.data, "labelled issues, JSONL or CSV")->required();
   eval_cmd->add_option("--model", tax_eval.model, "model file (default: rules and labels only)");
   eval_cmd->add_option("--taxonomy", tax_eval.taxonomy, "taxonomy file (default: llm-dl/1)");
-  eval_cmd->add_flag("--json", tax_eval.json, "print JSON");
-  eval_cmd->add_option("--positive", tax_eval.positive,
-                       "score a binary detector, e.g. bug or bug.performance");
-  eval_cmd->add_option("--kind-cue-weight", tax_eval.kind_cue_weight,
-                       "score of a matched kind cue next to the model probability")
-      ->capture_default_str();
-  eval_cmd->add_option("--theme-model-weight", tax_eval.theme_model_weight,
-                       "weight of the theme model's probability next to cue counts")
-      ->capture_default_str();
+  add_eval_flags(eval_cmd, &tax_eval);
+  issuescope::cli::TaxonomyCvOptions tax_cv;
+  auto* cv_cmd = taxonomy_cmd->add_subcommand(
+      "cv", "k-fold cross-validation within one labelled file (folds by repository if given)");
+  cv_cmd->add_option("--data", tax_cv.data, "labelled issues, JSONL or CSV")->required();
+  cv_cmd->add_option("--folds", tax_cv.folds, "number of folds")->capture_default_str()
+      ->check(CLI::Range(2, 100));
+  cv_cmd->add_flag("--ignore-repo", tax_cv.ignore_repo,
+                   "stratified folds even when the records carry a repository");
+  add_train_flags(cv_cmd, &tax_cv.train);
+  add_eval_flags(cv_cmd, &tax_cv.eval);
   issuescope::cli::TaxonomyClassifyOptions tax_classify;
   auto* classify_cmd = taxonomy_cmd->add_subcommand("classify", "tag issues from a file");
   classify_cmd->add_option("--input", tax_classify.input, "issues, JSONL or CSV")->required();
@@ -272,6 +296,7 @@ int main(int argc, char** argv) {
   }
   if (*train_cmd) return Finish(issuescope::cli::RunTaxonomyTrain(tax_train));
   if (*eval_cmd) return Finish(issuescope::cli::RunTaxonomyEval(tax_eval));
+  if (*cv_cmd) return Finish(issuescope::cli::RunTaxonomyCv(tax_cv));
   if (*classify_cmd) return Finish(issuescope::cli::RunTaxonomyClassify(tax_classify));
   if (*reindex_cmd) return Finish(issuescope::cli::RunReindex(reindex));
   if (*reparse_cmd) return Finish(issuescope::cli::RunReparse(reparse));

@@ -5,15 +5,14 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/grpc_channel.h"
 #include "common/grpc_status.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
@@ -49,19 +48,7 @@ absl::StatusOr<Connection> Connect(const CoordinatorTarget& target) {
                        " is unset or empty"));
     }
   }
-  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-  if (!target.tls_ca.empty()) {
-    std::ifstream in(target.tls_ca, std::ios::binary);
-    std::ostringstream pem;
-    pem << in.rdbuf();
-    if (!in || pem.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--tls-ca ", target.tls_ca, ": not a readable PEM certificate"));
-    }
-    grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = pem.str();
-    credentials = grpc::SslCredentials(ssl);
-  }
+  ASSIGN_OR_RETURN(auto credentials, ChannelCredentialsFor(target.tls_ca));
   conn.stub = v1::Coordinator::NewStub(grpc::CreateChannel(target.coordinator, credentials));
   return conn;
 }
@@ -122,6 +109,40 @@ std::string AccountLine(const v1::AccountBudget& a, absl::Time now) {
   return line;
 }
 
+// InRelative renders the time from `now` to `t` as "in 12m", "in 1h05m", "in 40s" or "12m ago".
+std::string InRelative(absl::Time t, absl::Time now) {
+  int64_t s = absl::ToInt64Seconds(t - now);
+  const bool past = s < 0;
+  if (past) s = -s;
+  std::string d;
+  if (s >= 3600) {
+    d = absl::StrFormat("%dh%02dm", s / 3600, (s % 3600) / 60);
+  } else if (s >= 60) {
+    d = absl::StrFormat("%dm", s / 60);
+  } else {
+    d = absl::StrFormat("%ds", s);
+  }
+  return past ? d + " ago" : "in " + d;
+}
+
+// TokenTable renders the per-token budgets: one row per (token, worker). Only fingerprints and
+// accounts are shown; the coordinator never receives a token.
+std::string TokenTable(const v1::GetStatusResponse& status, absl::Time now) {
+  if (status.tokens_size() == 0) return "";
+  std::string out = absl::StrFormat("tokens\n  %-16s %-7s %-11s %-12s %-15s %s\n", "ACCOUNT",
+                                    "TRACKER", "FINGERPRINT", "WORKER", "REMAINING", "RESET");
+  for (const v1::WorkerTokenBudget& t : status.tokens()) {
+    const v1::TokenBudget& b = t.budget();
+    std::string remaining = b.remaining() >= 0 ? WithThousands(b.remaining()) : "?";
+    if (b.limit() > 0) absl::StrAppend(&remaining, "/", WithThousands(b.limit()));
+    const std::string reset = b.has_reset() ? InRelative(FromProto(b.reset()), now) : "unknown";
+    absl::StrAppend(&out, absl::StrFormat("  %-16s %-7s %-11s %-12s %-15s %s\n", b.account(),
+                                          absl::AsciiStrToLower(TrackerName(b.tracker())),
+                                          b.token_fingerprint(), t.worker_id(), remaining, reset));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatStatus(const v1::GetStatusResponse& status, absl::Time now) {
@@ -133,6 +154,7 @@ std::string FormatStatus(const v1::GetStatusResponse& status, absl::Time now) {
   for (const v1::AccountBudget& a : status.accounts()) {
     absl::StrAppend(&out, AccountLine(a, now), "\n");
   }
+  absl::StrAppend(&out, TokenTable(status, now));
   absl::StrAppend(&out, status.quiescent() ? "quiescent\n" : "");
   return out;
 }

@@ -1,7 +1,8 @@
 // The coordinator's client commands of the CLI. `issuescope status`: every repository (state,
 // progress bar of issues fetched against the estimate, comments, requests, request rate, ETA,
 // last error; paused and gone ones marked), every worker (alive/draining/dead, leases, assigned
-// load) and every account's shared rate budget — as text or JSON (protobuf's JSON mapping of
+// load), every account's shared rate budget and a "tokens" table (account, tracker, token
+// fingerprint, worker, remaining/limit, reset as "in 12m"; never a token) — as text or JSON (protobuf's JSON mapping of
 // GetStatusResponse); with --watch it redraws every second until Ctrl-C. The admin commands
 // (`issuescope repos add|remove|pause|resume`, `issuescope trigger`, `issuescope drain`) call the
 // admin RPCs.

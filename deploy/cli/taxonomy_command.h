@@ -25,9 +25,13 @@ struct TaxonomyTrainOptions {
   // "logreg", "naive-bayes", or "both" (an ensemble of the two per head).
   std::string algorithm = "logreg";
   int title_char_ngrams = 0;
-  double title_weight = 1.0;  // weight of the title block against the body block
-  int ensemble = 1;  // logreg heads per field, trained with seeds seed, seed+1, ...  // character n-grams of title words (0 = none)
+  double title_weight = 0.5;  // weight of the title block against the body block
+  int ensemble = 1;  // logreg heads per field, trained with seeds seed, seed+1, ...
   double nb_alpha = 0.1;  // naive Bayes smoothing
+  // When > 0 (and < 1), this fraction of the records (per gold kind/theme, chosen by `seed`) is
+  // held out: the model is trained on the rest, and the classifier (rules + labels + model) is
+  // evaluated on the held-out part, so defaults can be chosen without looking at a test split.
+  double validation_fraction = 0;
 };
 
 // TaxonomyEvalOptions are the flags of `taxonomy eval`.
@@ -44,6 +48,19 @@ struct TaxonomyEvalOptions {
   double kind_cue_weight = 0.1;
   // Weight of the theme/sub-theme heads' probabilities (ClassifierOptions).
   double theme_model_weight = 1.0;
+  // Kind score of a strong bug symptom (ClassifierOptions::strong_theme_kind_weight).
+  double strong_symptom_weight = 0.25;
+};
+
+// TaxonomyCvOptions are the flags of `taxonomy cv`: k-fold cross-validation within one data set.
+// Each fold trains a model with `train` (its data, out and validation_fraction unused) on the
+// other folds and classifies its records with the `eval` weights (data and model unused).
+struct TaxonomyCvOptions {
+  std::string data;  // labelled JSONL/CSV file
+  int folds = 5;     // >= 2; by repository when records carry one (see classifier::AssignFolds)
+  bool ignore_repo = false;  // stratified folds even when records carry a repository
+  TaxonomyTrainOptions train;
+  TaxonomyEvalOptions eval;
 };
 
 // TaxonomyClassifyOptions are the flags of `taxonomy classify`.
@@ -60,6 +77,10 @@ absl::Status RunTaxonomyTrain(const TaxonomyTrainOptions& options);
 // RunTaxonomyEval classifies every record and prints per-class precision/recall/F1, macro-F1
 // and the confusion matrix for each gold field present.
 absl::Status RunTaxonomyEval(const TaxonomyEvalOptions& options);
+
+// RunTaxonomyCv prints a line per fold and the pooled report of every gold field over all folds
+// (each record predicted by the model that did not see it).
+absl::Status RunTaxonomyCv(const TaxonomyCvOptions& options);
 
 // RunTaxonomyClassify prints one JSON line per input record: id, kind, theme,
 // secondary_themes, subtheme, subthemes, llm, taxonomy, evidence.

@@ -61,6 +61,42 @@ void Fields(const IssueWithComments& iwc, Xapian::TermGenerator& gen, bool prefi
   }
 }
 
+// CopyScheme indexes each field once, unprefixed, into a scratch document and copies its
+// terms as unprefixed all-text terms (with positions: one posting list per word for plain
+// searches) and as field terms for in: (title with positions, body and comments with
+// positions when `field_positions`).
+// Measured as an alternative to the per-field scheme (docs/BENCHMARKS.md).
+void CopyScheme(const IssueWithComments& iwc, Xapian::Document* doc, bool field_positions) {
+  Xapian::TermGenerator gen = Generator(Xapian::TermGenerator::STEM_SOME);
+  Xapian::termpos pos = 0;
+  auto field = [&](const std::string& prefix, bool positions, auto&& add) {
+    Xapian::Document scratch;
+    gen.set_document(scratch);
+    gen.set_termpos(pos);
+    add();
+    pos = gen.get_termpos() + 1;
+    for (auto t = scratch.termlist_begin(); t != scratch.termlist_end(); ++t) {
+      const std::string term = *t;
+      const std::string prefixed =
+          term[0] == 'Z' ? "Z" + prefix + term.substr(1) : prefix + term;
+      for (auto p = t.positionlist_begin(); p != t.positionlist_end(); ++p) {
+        doc->add_posting(term, *p, 0);
+        if (positions) doc->add_posting(prefixed, *p, 0);
+      }
+      doc->add_term(term, t.get_wdf());
+      doc->add_term(prefixed, t.get_wdf());
+    }
+  };
+  field(ix::kTitlePrefix, true, [&] { gen.index_text(iwc.issue().title(), 2); });
+  field(ix::kBodyPrefix, field_positions, [&] { gen.index_text(iwc.issue().body(), 1); });
+  field(ix::kCommentPrefix, field_positions, [&] {
+    for (const auto& c : iwc.comments()) {
+      gen.increase_termpos();
+      gen.index_text(c.body(), 1);
+    }
+  });
+}
+
 struct Scheme {
   std::string name;
   TextFn fn;
@@ -78,6 +114,10 @@ std::vector<Scheme> Schemes() {
        }},
       {"per-field once (current)", [](const IssueWithComments& iwc,
                                       Xapian::Document* doc) { ix::IndexIssueText(iwc, doc); }},
+      {"all-text + fields, title positions",
+       [](const IssueWithComments& iwc, Xapian::Document* doc) { CopyScheme(iwc, doc, false); }},
+      {"all-text + fields, all field positions",
+       [](const IssueWithComments& iwc, Xapian::Document* doc) { CopyScheme(iwc, doc, true); }},
       {"per-field once, stems only (STEM_ALL)",
        [](const IssueWithComments& iwc, Xapian::Document* doc) {
          Xapian::TermGenerator gen = Generator(Xapian::TermGenerator::STEM_ALL);
@@ -128,7 +168,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_text_schemes: %s\n", std::string(s.message()).c_str());
     return 2;
   }
-  std::printf("%-42s %10s %10s %10s %10s\n", "scheme", "cpu_ms/doc", "terms/doc", "pos/doc",
+  std::printf("%-48s %10s %10s %10s %10s\n", "scheme", "cpu_ms/doc", "terms/doc", "pos/doc",
               "bytes/doc");
   for (const Scheme& scheme : Schemes()) {
     std::filesystem::remove_all(dir);
@@ -154,7 +194,7 @@ int main(int argc, char** argv) {
     }
     const double cpu = CpuSeconds() - start - excluded;
     const double n = static_cast<double>(issues.size());
-    std::printf("%-42s %10.2f %10.0f %10.0f %10.0f\n", scheme.name.c_str(), cpu * 1000 / n,
+    std::printf("%-48s %10.2f %10.0f %10.0f %10.0f\n", scheme.name.c_str(), cpu * 1000 / n,
                 terms / n, positions / n, DirBytes(dir) / n);
   }
   std::filesystem::remove_all(dir);

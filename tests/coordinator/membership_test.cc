@@ -1,5 +1,6 @@
 // Membership: draining (LeaveWorker / DrainWorker), failover timing after a worker dies, and
 // shared account budgets reported in heartbeats.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,115 @@ TEST_F(MembershipTest, DeadWorkersRepositoriesAreGrantedAgainWithinTheTimeout) {
   EXPECT_EQ(leases[0].epoch(), 2u);
   EXPECT_EQ(core_->Counters().lease_expirations, 1);
   EXPECT_EQ(core_->Counters().epochs_granted, 2);
+}
+
+TEST_F(MembershipTest, LeavingWorkersRepositoriesMoveWithoutNewCrawls) {
+  std::vector<v1::RepositorySpec> specs;
+  for (int i = 0; i < 4; ++i) specs.push_back(Spec("o", "r" + std::to_string(i)));
+  Add(specs);
+  Register("a", 4);
+  std::vector<v1::Lease> leases = Acquire("a");
+  ASSERT_EQ(leases.size(), 4u);
+  std::map<std::string, v1::Lease> by_slug;
+  for (const auto& l : leases) by_slug[l.repo_slug()] = l;
+  // a completes r0 and r1 (cursors reported by its store) and is crawling r2 and r3.
+  for (const char* slug : {"github:o/r0", "github:o/r1"}) {
+    auto done = Report("a", by_slug[slug]);
+    *done.mutable_cursor()->mutable_issues_since() = ToProto(clock_.Now());
+    done.set_done(true);
+    ASSERT_TRUE(core_->ReportProgress(done).ok());
+  }
+  Register("b", 4);
+
+  // a leaves (LeaveWorker) holding two leases.
+  auto left = Drain("a");
+  ASSERT_TRUE(left.ok()) << left.status();
+  EXPECT_EQ(left->leases_held(), 2);
+  // Its idle repositories now belong to b but stay idle with their cursors: moving them
+  // schedules no crawl (full or not); b gets nothing while a finishes.
+  EXPECT_TRUE(Acquire("b").empty());
+  for (const char* slug : {"github:o/r0", "github:o/r1"}) {
+    const v1::RepositoryStatus r = RepoStatus(slug);
+    EXPECT_EQ(r.phase(), v1::REPO_PHASE_IDLE) << slug;
+    EXPECT_EQ(r.owner(), "b") << slug;
+    EXPECT_TRUE(r.cursor().has_issues_since()) << slug;
+  }
+  // a hands back its two running crawls (cancelled at its drain timeout): b gets them at once;
+  // they had no cursor yet, so they are full crawls.
+  for (const char* slug : {"github:o/r2", "github:o/r3"}) {
+    v1::ReleaseLeaseRequest release;
+    release.set_worker_id("a");
+    release.mutable_lease()->set_repo(slug);
+    release.mutable_lease()->set_epoch(by_slug[slug].epoch());
+    ASSERT_TRUE(core_->ReleaseLease(release).ok());
+  }
+  EXPECT_FALSE(Known("a"));
+  std::vector<v1::Lease> moved = Acquire("b");
+  ASSERT_EQ(moved.size(), 2u);
+  for (const auto& l : moved) {
+    EXPECT_TRUE(l.repo_slug() == "github:o/r2" || l.repo_slug() == "github:o/r3") << l.repo_slug();
+    EXPECT_EQ(l.mode(), v1::CRAWL_MODE_FULL);
+    EXPECT_GT(l.epoch(), by_slug[l.repo_slug()].epoch());
+    auto done = Report("b", l);
+    *done.mutable_cursor()->mutable_issues_since() = ToProto(clock_.Now());
+    done.set_done(true);
+    ASSERT_TRUE(core_->ReportProgress(done).ok());
+  }
+  // The removed worker's heartbeat says so (known=false, draining=true): it exits instead of
+  // registering again.
+  auto beat = Heartbeat("a", {});
+  ASSERT_TRUE(beat.ok());
+  EXPECT_FALSE(beat->known());
+  EXPECT_TRUE(beat->draining());
+
+  // a comes back with the same store: the repositories whose cursor its store set return to it
+  // and their next crawl is incremental.
+  Register("a", 4);
+  beat = Heartbeat("a", {});
+  ASSERT_TRUE(beat.ok());
+  EXPECT_TRUE(beat->known());
+  EXPECT_FALSE(beat->draining());
+  EXPECT_EQ(RepoStatus("github:o/r0").owner(), "a");
+  EXPECT_EQ(RepoStatus("github:o/r1").owner(), "a");
+  v1::TriggerCrawlRequest trigger;
+  trigger.add_repo_slugs("github:o/r0");
+  trigger.set_mode(v1::CRAWL_MODE_INCREMENTAL);
+  ASSERT_TRUE(core_->TriggerCrawl(trigger).ok());
+  std::vector<v1::Lease> again = Acquire("a");
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].repo_slug(), "github:o/r0");
+  EXPECT_EQ(again[0].mode(), v1::CRAWL_MODE_INCREMENTAL);
+}
+
+TEST_F(MembershipTest, StatusListsEveryWorkersTokenBudgets) {
+  Register("a");
+  Register("b");
+  const absl::Time reset = clock_.Now() + absl::Minutes(30);
+  ASSERT_TRUE(Beat("a", {Budget("alice", "0123abcd", 3000, reset),
+                         Budget("bob", "89abcdef", 10, reset)})
+                  .ok());
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_TRUE(Beat("b", {Budget("alice", "0123abcd", 2900, reset)}).ok());
+  v1::GetStatusResponse status = Status();
+  ASSERT_EQ(status.tokens_size(), 3);
+  // Sorted by account, tracker, fingerprint, worker.
+  EXPECT_EQ(status.tokens(0).worker_id(), "a");
+  EXPECT_EQ(status.tokens(0).budget().account(), "alice");
+  EXPECT_EQ(status.tokens(0).budget().remaining(), 3000);
+  EXPECT_EQ(status.tokens(1).worker_id(), "b");
+  EXPECT_EQ(status.tokens(1).budget().token_fingerprint(), "0123abcd");
+  EXPECT_EQ(status.tokens(1).budget().remaining(), 2900);
+  EXPECT_EQ(status.tokens(1).budget().limit(), 5000);
+  EXPECT_EQ(FromProto(status.tokens(1).budget().reset()), reset);
+  EXPECT_EQ(FromProto(status.tokens(1).reported_at()), clock_.Now());
+  EXPECT_EQ(status.tokens(2).budget().account(), "bob");
+  // A newer heartbeat replaces the worker's report; a worker that leaves takes its tokens along.
+  ASSERT_TRUE(Beat("a", {Budget("alice", "0123abcd", 2800, reset)}).ok());
+  ASSERT_TRUE(Drain("b").ok());
+  status = Status();
+  ASSERT_EQ(status.tokens_size(), 1);
+  EXPECT_EQ(status.tokens(0).worker_id(), "a");
+  EXPECT_EQ(status.tokens(0).budget().remaining(), 2800);
 }
 
 TEST(AccountBookTest, KeepsTheSmallestRemainingOfTheNewestWindow) {

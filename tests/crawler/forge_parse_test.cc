@@ -306,6 +306,87 @@ TEST(ForgePagingTest, NextPageAndEstimates) {
             1234);
 }
 
+TEST(ForgeUrlTest, EachForgeBuildsItsRequestUrls) {
+  GithubTracker github;
+  GitlabTracker gitlab;
+  GiteeTracker gitee;
+  const absl::Time since = absl::FromUnixSeconds(1672531200);  // 2023-01-01T00:00:00Z
+  const std::string at = "2023-01-01T00%3A00%3A00Z";
+  v1::Issue issue;
+  issue.set_number(2299552);
+  issue.set_key("I1DACG");
+  struct Case {
+    const Tracker* tracker;
+    std::string base;
+    std::string repo, issues, issues_since, comments, comments_since, issue_comments;
+  };
+  const std::vector<Case> cases = {
+      {&github, "https://gh",
+       "https://gh/repos/o/r",
+       "https://gh/repos/o/r/issues?state=all&sort=updated&direction=asc&per_page=50",
+       "https://gh/repos/o/r/issues?state=all&sort=updated&direction=asc&per_page=50&since=" + at,
+       "https://gh/repos/o/r/issues/comments?sort=updated&direction=asc&per_page=50",
+       "https://gh/repos/o/r/issues/comments?sort=updated&direction=asc&per_page=50&since=" + at,
+       "https://gh/repos/o/r/issues/2299552/comments?per_page=50"},
+      {&gitee, "https://ge/api/v5",
+       "https://ge/api/v5/repos/o/r",
+       "https://ge/api/v5/repos/o/r/issues?state=all&sort=updated&direction=asc&per_page=50",
+       "https://ge/api/v5/repos/o/r/issues?state=all&sort=updated&direction=asc&per_page=50"
+       "&since=" + at,
+       "https://ge/api/v5/repos/o/r/issues/comments?sort=updated&direction=asc&per_page=50",
+       "https://ge/api/v5/repos/o/r/issues/comments?sort=updated&direction=asc&per_page=50"
+       "&since=" + at,
+       "https://ge/api/v5/repos/o/r/issues/I1DACG/comments?per_page=50"},
+      {&gitlab, "https://gl/api/v4",
+       "https://gl/api/v4/projects/o%2Fr",
+       "https://gl/api/v4/projects/o%2Fr/issues?scope=all&state=all&order_by=updated_at&sort=asc"
+       "&per_page=50",
+       "https://gl/api/v4/projects/o%2Fr/issues?scope=all&state=all&order_by=updated_at&sort=asc"
+       "&per_page=50&updated_after=" + at,
+       "", "",
+       "https://gl/api/v4/projects/o%2Fr/issues/2299552/notes?sort=asc&order_by=created_at"
+       "&per_page=50"},
+  };
+  for (const Case& c : cases) {
+    const TrackerRepo where{c.base, "o", "r"};
+    SCOPED_TRACE(c.base);
+    EXPECT_EQ(c.tracker->RepositoryUrl(where), c.repo);
+    EXPECT_EQ(c.tracker->IssuesUrl(where, std::nullopt, 50), c.issues);
+    EXPECT_EQ(c.tracker->IssuesUrl(where, since, 50), c.issues_since);
+    EXPECT_EQ(c.tracker->CommentsUrl(where, std::nullopt, 50), c.comments);
+    EXPECT_EQ(c.tracker->CommentsUrl(where, since, 50), c.comments_since);
+    EXPECT_EQ(c.tracker->IssueCommentsUrl(where, issue, 50), c.issue_comments);
+  }
+  EXPECT_EQ(github.comment_listing(), CommentListing::kRepositoryWide);
+  EXPECT_EQ(gitee.comment_listing(), CommentListing::kRepositoryWide);
+  EXPECT_EQ(gitlab.comment_listing(), CommentListing::kPerIssue);
+}
+
+TEST(ForgePagingTest, GithubAndGiteeFollowLinkNextAndReadXRateLimit) {
+  GithubTracker github;
+  GiteeTracker gitee;
+  const std::string url = "https://h/repos/o/r/issues?per_page=100";
+  const auto linked = Response({{"Link", "<https://h/p2>; rel=\"next\", <https://h/p?page=9>; rel=\"last\""},
+                                {"total_page", "5"},
+                                {"X-RateLimit-Limit", "5000"},
+                                {"X-RateLimit-Remaining", "4999"},
+                                {"X-RateLimit-Reset", "1700000000"}});
+  for (const Tracker* t : std::vector<const Tracker*>{&github, &gitee}) {
+    EXPECT_EQ(t->NextPageUrl(url, linked), std::optional<std::string>("https://h/p2"));
+    const RateLimit rl = t->ParseRateLimit(linked.headers);
+    EXPECT_EQ(rl.limit, 5000);
+    EXPECT_EQ(rl.remaining, 4999);
+    EXPECT_EQ(rl.reset, absl::FromUnixSeconds(1700000000));
+    auto info = t->ParseRepository(R"({"full_name": "O/R", "open_issues_count": 7})");
+    ASSERT_TRUE(info.ok()) << info.status();
+    EXPECT_EQ(info->full_name, "O/R");
+    EXPECT_EQ(info->open_issues_count, 7);
+  }
+  // Without a Link, GitHub has no next page (total_page is Gitee's).
+  EXPECT_FALSE(github.NextPageUrl(url, Response({{"total_page", "5"}})).has_value());
+  EXPECT_EQ(github.EstimatedTotal(linked, 100), 900);  // rel="last" page 9
+}
+
 TEST(ForgeAuthTest, TokensGoWhereEachForgeWantsThem) {
   HttpRequest gh, gl, ge;
   gh.url = gl.url = ge.url = "https://h/x?a=1";

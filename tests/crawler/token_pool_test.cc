@@ -266,5 +266,90 @@ TEST_F(TokenPoolTest, SnapshotAndBudgetsShowStateButNeverTheToken) {
   EXPECT_EQ(pool->Combined().remaining, 42);
 }
 
+TEST_F(TokenPoolTest, SharedAllowanceCapsLendingOnTheAccountUntilItsReset) {
+  // Two tokens of one account (the cap is per account) and one of another.
+  std::vector<PoolToken> tokens = {{"shared", "secret-a"}, {"shared", "secret-b"},
+                                   {"own", "secret-c"}};
+  TokenPool pool(v1::TRACKER_GITHUB, tokens, &clock_);
+  const absl::Time reset = kStart + absl::Minutes(10);
+  // The tracker says 4000 left on every token; the coordinator allows this pool 3 more
+  // requests on "shared" before the reset (other workers spend the rest).
+  for (int i = 0; i < 3; ++i) {
+    auto l = pool.Acquire();
+    ASSERT_TRUE(l.ok());
+    pool.Release(*l, Rate(4000, reset), TokenOutcome::kOk);
+  }
+  pool.SetSharedAllowance("shared", 3, reset);
+  pool.SetSharedAllowance("nobody-here", 0, reset);  // an account the pool lacks: ignored
+  EXPECT_EQ(pool.Snapshot()[0].allowance, 3);
+  EXPECT_EQ(pool.Snapshot()[2].allowance, -1);
+  int shared = 0, own = 0;
+  for (int i = 0; i < 10; ++i) {
+    auto l = pool.Acquire();
+    ASSERT_TRUE(l.ok());
+    (l->index == 2 ? own : shared) += 1;
+    pool.Release(*l, Rate(4000 - i, reset), TokenOutcome::kOk);
+    if (clock_.Now() > kStart) break;  // had to wait
+  }
+  // 3 requests on "shared" (whatever its tokens said), the others on "own", no waiting.
+  EXPECT_EQ(shared, 3);
+  EXPECT_EQ(own, 7);
+  EXPECT_EQ(clock_.TotalSlept(), absl::ZeroDuration());
+  EXPECT_EQ(pool.Snapshot()[0].allowance, 0);
+
+  // With "own" spent, the next request waits for the shared account's reset, then the cap lapses.
+  auto c = pool.Acquire();
+  ASSERT_TRUE(c.ok());
+  pool.Release(*c, Rate(0, kStart + absl::Hours(1)), TokenOutcome::kOk);
+  ASSERT_EQ(c->index, 2);
+  auto next = pool.Acquire();
+  ASSERT_TRUE(next.ok());
+  EXPECT_NE(next->index, 2);
+  EXPECT_GT(clock_.Now(), reset);
+  EXPECT_LE(clock_.Now(), reset + absl::Seconds(2));
+  pool.Release(*next, Rate(5000, reset + absl::Hours(1)), TokenOutcome::kOk);
+  EXPECT_EQ(pool.Snapshot()[0].allowance, -1);
+
+  // A new allowance replaces the old one; a negative one or a past reset removes the cap.
+  pool.SetSharedAllowance("shared", 0, clock_.Now() + absl::Minutes(5));
+  EXPECT_EQ(pool.Snapshot()[1].allowance, 0);
+  pool.SetSharedAllowance("shared", -1, clock_.Now() + absl::Minutes(5));
+  EXPECT_EQ(pool.Snapshot()[1].allowance, -1);
+  pool.SetSharedAllowance("shared", 0, clock_.Now() - absl::Minutes(5));
+  EXPECT_EQ(pool.Snapshot()[1].allowance, -1);
+  EXPECT_TRUE(pool.Acquire().ok());
+}
+
+TEST_F(TokenPoolTest, SharersSplitWhatTheLastAnswerAnnounced) {
+  TokenPool pool(v1::TRACKER_GITHUB, {{"shared", "secret-a"}}, &clock_);
+  const absl::Time reset = kStart + absl::Minutes(10);
+  auto a = pool.Acquire();
+  ASSERT_TRUE(a.ok());
+  pool.Release(*a, Rate(5, reset), TokenOutcome::kOk);
+  // Two processes share the account and the tracker said 5 are left: this one lends 2 (5 / 2)
+  // until the tracker answers again, however large the coordinator's allowance.
+  pool.SetSharedAllowance("shared", 100, reset, 2);
+  auto b = pool.Acquire();
+  ASSERT_TRUE(b.ok());
+  pool.Release(*b, RateLimit{}, TokenOutcome::kOk);  // an answer without rate headers
+  auto c = pool.Acquire();
+  ASSERT_TRUE(c.ok());
+  pool.Release(*c, RateLimit{}, TokenOutcome::kOk);
+  EXPECT_EQ(clock_.TotalSlept(), absl::ZeroDuration());
+  auto d = pool.Acquire();  // the share is spent: waits for the reset
+  ASSERT_TRUE(d.ok());
+  EXPECT_GT(clock_.Now(), reset);
+  // A fresh answer gives a fresh share: 1 left between two sharers is nobody's.
+  pool.Release(*d, Rate(1, reset + absl::Hours(1)), TokenOutcome::kOk);
+  const absl::Time before = clock_.Now();
+  pool.SetSharedAllowance("shared", 100, reset + absl::Hours(1), 2);
+  auto e = pool.Acquire();
+  ASSERT_TRUE(e.ok());
+  EXPECT_GT(clock_.Now(), reset + absl::Hours(1));
+  EXPECT_GT(clock_.Now() - before, absl::Minutes(59));
+  EXPECT_EQ(pool.LentOn("shared"), 5);
+  EXPECT_EQ(pool.LentOn("other"), 0);
+}
+
 }  // namespace
 }  // namespace issuescope::crawler

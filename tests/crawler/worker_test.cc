@@ -2,14 +2,17 @@
 // fencing through ReportProgress, re-registration, and draining.
 #include "crawler/worker.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/time_util.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "rocksdb/env.h"
@@ -39,12 +42,24 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     cv_.notify_all();
     return grpc::Status::OK;
   }
-  grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*,
+  grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
                          v1::HeartbeatResponse* resp) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++heartbeats;
-    resp->set_known(!forget_worker_once);
+    last_heartbeat = *req;
+    resp->set_known(!forget_worker_once && !forget_worker);
     forget_worker_once = false;
+    resp->set_draining(draining);
+    for (const auto& a : accounts) *resp->add_accounts() = a;
+    cv_.notify_all();
+    return grpc::Status::OK;
+  }
+  grpc::Status LeaveWorker(grpc::ServerContext*, const v1::DrainWorkerRequest* req,
+                           v1::DrainWorkerResponse* resp) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    leaves.push_back(*req);
+    events.push_back("leave");
+    resp->set_leases_held(1);
     cv_.notify_all();
     return grpc::Status::OK;
   }
@@ -61,6 +76,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
                               v1::ReportProgressResponse*) override {
     std::lock_guard<std::mutex> lock(mu_);
     reports.push_back(*req);
+    events.push_back(req->done() ? "done" : "report");
     cv_.notify_all();
     if (fence_reports) {
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "lease epoch 1 is stale");
@@ -71,6 +87,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
                             v1::ReleaseLeaseResponse*) override {
     std::lock_guard<std::mutex> lock(mu_);
     releases.push_back(*req);
+    events.push_back("release");
     cv_.notify_all();
     return grpc::Status::OK;
   }
@@ -87,9 +104,49 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   std::vector<v1::RegisterWorkerRequest> registrations;
   std::vector<v1::ReportProgressRequest> reports;
   std::vector<v1::ReleaseLeaseRequest> releases;
+  std::vector<v1::DrainWorkerRequest> leaves;
+  std::vector<std::string> events;  // "leave", "report", "done", "release" in order
+  v1::HeartbeatRequest last_heartbeat;
+  std::vector<v1::AccountBudget> accounts;  // sent in every heartbeat answer
   int heartbeats = 0;
   bool fence_reports = false;
   bool forget_worker_once = false;
+  bool forget_worker = false;
+  bool draining = false;
+};
+
+// GatedTransport holds every request until the gate opens (or 10 s pass), then serves it from
+// the FakeTransport: a crawl that is "in flight" for as long as a test needs.
+class GatedTransport : public HttpTransport {
+ public:
+  explicit GatedTransport(HttpTransport* inner) : inner_(inner) {}
+  absl::StatusOr<HttpResponse> Send(const HttpRequest& request) override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++waiting_;
+      cv_.notify_all();
+      cv_.wait_for(lock, std::chrono::seconds(10), [&] { return open_; });
+      --waiting_;
+    }
+    return inner_->Send(request);
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  // WaitForRequest waits (up to 10 s) until a request is held at the gate.
+  bool WaitForRequest() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return waiting_ > 0; });
+  }
+
+ private:
+  HttpTransport* inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+  int waiting_ = 0;
 };
 
 class WorkerTest : public ::testing::Test {
@@ -106,17 +163,31 @@ class WorkerTest : public ::testing::Test {
     server_->Shutdown();
   }
 
-  void StartWorker() {
+  void StartWorker(HttpTransport* transport = nullptr,
+                   absl::Duration drain_timeout = absl::Seconds(30),
+                   std::shared_ptr<TokenPool> pool = nullptr) {
     WorkerOptions options;
     options.worker_id = "worker-7";
     options.store_address = "127.0.0.1:5555";
     options.capacity = 2;
     options.poll_interval = absl::Milliseconds(20);
+    options.drain_timeout = drain_timeout;
     options.crawler.token = "tok";
+    if (pool) options.crawler.pools[v1::TRACKER_GITHUB] = pool;
     worker_ = std::make_unique<CrawlerWorker>(
-        options, server_->InProcessChannel(grpc::ChannelArguments()), &http_, store_.get(),
-        &clock_);
+        options, server_->InProcessChannel(grpc::ChannelArguments()),
+        transport != nullptr ? transport : &http_, store_.get(), &clock_);
     ASSERT_TRUE(worker_->Start().ok());
+  }
+
+  // ScriptCrawl scripts a complete crawl of the test repository (two issues, no comments).
+  void ScriptCrawl() {
+    http_.Respond(kRepoUrl, 200, R"({"full_name": "octo/hello", "open_issues_count": 2})");
+    http_.Respond(kIssues, 200, absl::StrCat("[", Issue(1), ",", Issue(2), "]"),
+                  {{"X-RateLimit-Remaining", "4990"}});
+    http_.Respond(std::string(kIssues) + "&since=2023-01-01T00%3A00%3A02Z", 200,
+                  absl::StrCat("[", Issue(2), "]"), {{"ETag", "\"ci\""}});
+    http_.Respond(kComments, 200, "[]");
   }
 
   static v1::Lease Lease() {
@@ -202,8 +273,11 @@ TEST_F(WorkerTest, FailedPreconditionOnReportStopsTheCrawl) {
     EXPECT_EQ(coordinator_.reports.size(), 1u);
     EXPECT_FALSE(coordinator_.reports[0].done());
   }
-  EXPECT_EQ(http_.Requests().size(), 2u);  // page 2 never fetched
-  EXPECT_EQ(http_.Pending(), 1u);          // page 2 is left unserved
+  // Page 2 may already be in flight (the crawl pipelines pages) while page 1 is reported; it
+  // is dropped, never stored, and nothing is requested after it.
+  EXPECT_LE(http_.Requests().size(), 3u);
+  EXPECT_EQ(http_.Requests().size() + http_.Pending(), 3u);
+  EXPECT_FALSE(store_->GetIssue("github:octo/hello", 2).ok());
   EXPECT_EQ(worker_->completed_crawls(), 0);
 }
 
@@ -226,6 +300,113 @@ TEST_F(WorkerTest, ReRegistersWhenTheCoordinatorForgetsIt) {
   EXPECT_TRUE(worker_->registered());
   worker_->Stop();
   EXPECT_EQ(worker_->active_crawls(), 0);
+}
+
+TEST_F(WorkerTest, LeaveLetsTheRunningCrawlFinishThenReleasesAndStops) {
+  coordinator_.pending_leases.push_back(Lease());
+  ScriptCrawl();
+  GatedTransport gate(&http_);
+  StartWorker(&gate, absl::Seconds(20));
+  ASSERT_TRUE(gate.WaitForRequest());  // the crawl is under way
+  std::thread opener([&] {
+    ASSERT_TRUE(coordinator_.WaitUntil([&] { return !coordinator_.leaves.empty(); }));
+    coordinator_.pending_leases.push_back(Lease());  // offered during the drain: not taken
+    coordinator_.pending_leases.back().set_epoch(2);
+    gate.Open();
+  });
+  EXPECT_EQ(worker_->Leave(), 0);  // nothing had to be cancelled
+  opener.join();
+  EXPECT_TRUE(worker_->draining());
+  std::lock_guard<std::mutex> lock(coordinator_.mu_);
+  ASSERT_EQ(coordinator_.leaves.size(), 1u);
+  EXPECT_EQ(coordinator_.leaves[0].worker_id(), "worker-7");
+  // LeaveWorker first, then the crawl completes (done) and its lease is released.
+  ASSERT_FALSE(coordinator_.events.empty());
+  EXPECT_EQ(coordinator_.events.front(), "leave");
+  auto done = std::find(coordinator_.events.begin(), coordinator_.events.end(), "done");
+  ASSERT_NE(done, coordinator_.events.end());
+  EXPECT_NE(std::find(done, coordinator_.events.end(), "release"), coordinator_.events.end());
+  for (const auto& r : coordinator_.reports) {
+    EXPECT_EQ(r.lease().epoch(), 1u) << "crawled a lease offered while leaving";
+  }
+  EXPECT_EQ(worker_->completed_crawls(), 1);
+}
+
+TEST_F(WorkerTest, LeaveCancelsCrawlsStillRunningAtTheDrainTimeout) {
+  coordinator_.pending_leases.push_back(Lease());
+  ScriptCrawl();
+  GatedTransport gate(&http_);
+  StartWorker(&gate, absl::Milliseconds(300));
+  ASSERT_TRUE(gate.WaitForRequest());
+  const absl::Time start = absl::Now();
+  std::thread opener([&] {
+    absl::SleepFor(absl::Milliseconds(600));  // past the drain timeout
+    gate.Open();
+  });
+  EXPECT_EQ(worker_->Leave(), 1);
+  opener.join();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  std::lock_guard<std::mutex> lock(coordinator_.mu_);
+  // The cancelled crawl's lease is released (not reported done); nothing is left running.
+  ASSERT_EQ(coordinator_.releases.size(), 1u);
+  EXPECT_EQ(coordinator_.releases[0].lease().repo(), "github:octo/hello");
+  for (const auto& r : coordinator_.reports) EXPECT_FALSE(r.done());
+  EXPECT_EQ(worker_->completed_crawls(), 0);
+  EXPECT_EQ(worker_->active_crawls(), 0);
+}
+
+TEST_F(WorkerTest, DrainedByTheCoordinatorTakesNoLeasesAndReportsDrained) {
+  coordinator_.draining = true;
+  StartWorker();
+  ASSERT_TRUE(coordinator_.WaitUntil([&] { return coordinator_.heartbeats >= 1; }));
+  {
+    std::lock_guard<std::mutex> lock(coordinator_.mu_);
+    coordinator_.pending_leases.push_back(Lease());
+  }
+  for (int i = 0; i < 500 && !worker_->drained(); ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_TRUE(worker_->drained());
+  EXPECT_TRUE(worker_->draining());
+  // The coordinator then forgets the removed worker: it must not register again.
+  {
+    std::lock_guard<std::mutex> lock(coordinator_.mu_);
+    coordinator_.forget_worker = true;
+  }
+  const int beats = coordinator_.heartbeats;
+  ASSERT_TRUE(coordinator_.WaitUntil([&] { return coordinator_.heartbeats >= beats + 3; }));
+  std::lock_guard<std::mutex> lock(coordinator_.mu_);
+  EXPECT_EQ(coordinator_.registrations.size(), 1u);
+  EXPECT_EQ(coordinator_.pending_leases.size(), 1u) << "a draining worker took a lease";
+  EXPECT_EQ(coordinator_.leaves.size(), 0u);
+}
+
+TEST_F(WorkerTest, HeartbeatAnswersCapTheTokenPoolAtItsShareOfTheAccount) {
+  auto pool = std::make_shared<TokenPool>(
+      v1::TRACKER_GITHUB, std::vector<PoolToken>{{"shared", "tok-shared"}}, &clock_);
+  v1::AccountBudget account;
+  account.set_account("shared");
+  account.set_tracker(v1::TRACKER_GITHUB);
+  account.set_remaining(91);
+  account.set_limit(5000);
+  *account.mutable_reset() = ToProto(clock_.Now() + absl::Minutes(30));
+  account.add_workers("worker-7");
+  account.add_workers("worker-8");
+  account.add_workers("worker-9");
+  {
+    std::lock_guard<std::mutex> lock(coordinator_.mu_);
+    coordinator_.accounts.push_back(account);
+  }
+  StartWorker(nullptr, absl::Seconds(30), pool);
+  ASSERT_TRUE(coordinator_.WaitUntil([&] { return coordinator_.heartbeats >= 2; }));
+  // Three workers report the account: this one may spend 91 / 3 = 30 before the reset.
+  EXPECT_EQ(pool->Snapshot()[0].allowance, 30);
+  // An unknown remaining lifts the cap.
+  {
+    std::lock_guard<std::mutex> lock(coordinator_.mu_);
+    coordinator_.accounts[0].set_remaining(-1);
+  }
+  const int beats = coordinator_.heartbeats;
+  ASSERT_TRUE(coordinator_.WaitUntil([&] { return coordinator_.heartbeats >= beats + 2; }));
+  EXPECT_EQ(pool->Snapshot()[0].allowance, -1);
 }
 
 TEST(WorkerOptionsTest, RejectsBadIdAndCapacity) {

@@ -218,6 +218,66 @@ TEST(Evaluate, ComputesPerClassScoresAndConfusion) {
   EXPECT_THAT(ReportJson(r), HasSubstr("\"matrix\":[[1,1,0],[0,1,0],[1,0,0]]"));
 }
 
+TEST(HoldOut, IsDeterministicStratifiedAndSeeded) {
+  std::vector<std::string> strata;
+  for (int i = 0; i < 100; ++i) strata.push_back(i < 80 ? "bug" : "question");
+  std::vector<bool> a = HoldOut(strata, 0.25, 1);
+  EXPECT_EQ(a, HoldOut(strata, 0.25, 1));
+  EXPECT_NE(a, HoldOut(strata, 0.25, 2));
+  int bug = 0, question = 0;
+  for (int i = 0; i < 100; ++i) (i < 80 ? bug : question) += a[i];
+  EXPECT_EQ(bug, 20);
+  EXPECT_EQ(question, 5);
+  // A tiny stratum still gives one record; a single record is never held out.
+  std::vector<bool> tiny = HoldOut({"a", "a", "b"}, 0.1, 1);
+  EXPECT_EQ(tiny[0] + tiny[1], 1);
+  EXPECT_FALSE(tiny[2]);
+}
+
+TEST(AssignFolds, StratifiesRecordsWithoutGroups) {
+  std::vector<std::string> strata;
+  for (int i = 0; i < 50; ++i) strata.push_back(i % 5 == 0 ? "rare" : "common");
+  FoldAssignment f = AssignFolds(strata, {}, 5, 7);
+  EXPECT_EQ(f.folds, 5);
+  EXPECT_FALSE(f.by_group);
+  std::vector<int> size(5, 0), rare(5, 0);
+  for (size_t i = 0; i < strata.size(); ++i) {
+    ++size[f.fold[i]];
+    rare[f.fold[i]] += strata[i] == "rare";
+  }
+  EXPECT_EQ(size, (std::vector<int>{10, 10, 10, 10, 10}));
+  EXPECT_EQ(rare, (std::vector<int>{2, 2, 2, 2, 2}));
+  EXPECT_EQ(f.fold, AssignFolds(strata, {}, 5, 7).fold);
+}
+
+TEST(AssignFolds, KeepsRepositoriesTogether) {
+  // Three repositories, five folds asked: leave-one-repository-out.
+  std::vector<std::string> strata(6, "x");
+  std::vector<std::string> repos = {"a/a", "b/b", "a/a", "c/c", "b/b", "a/a"};
+  FoldAssignment f = AssignFolds(strata, repos, 5, 1);
+  EXPECT_TRUE(f.by_group);
+  EXPECT_EQ(f.folds, 3);
+  EXPECT_EQ(f.fold[0], f.fold[2]);
+  EXPECT_EQ(f.fold[0], f.fold[5]);
+  EXPECT_EQ(f.fold[1], f.fold[4]);
+  EXPECT_NE(f.fold[0], f.fold[1]);
+  EXPECT_NE(f.fold[0], f.fold[3]);
+  EXPECT_NE(f.fold[1], f.fold[3]);
+  // More repositories than folds: whole repositories, balanced by size.
+  std::vector<std::string> many;
+  for (int r = 0; r < 6; ++r) {
+    for (int i = 0; i < 10; ++i) many.push_back("r/" + std::to_string(r));
+  }
+  FoldAssignment g = AssignFolds(std::vector<std::string>(many.size(), "x"), many, 3, 1);
+  EXPECT_EQ(g.folds, 3);
+  std::vector<int> size(3, 0);
+  for (size_t i = 0; i < many.size(); ++i) {
+    ++size[g.fold[i]];
+    EXPECT_EQ(g.fold[i], g.fold[i - i % 10]);
+  }
+  EXPECT_EQ(size, (std::vector<int>{20, 20, 20}));
+}
+
 class DefaultTaxonomyClassifier : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -288,6 +348,60 @@ TEST_F(DefaultTaxonomyClassifier, ModelDecidesKindWithoutLabels) {
   EXPECT_GT(c.kind_scores["requirement"], c.kind_scores["bug"]);
   // A native kind label outweighs the model.
   EXPECT_EQ(clf.Classify({"please add ring attention", "", "", {"bug"}}).kind, "bug");
+}
+
+TEST_F(DefaultTaxonomyClassifier, StrongSlownessSymptomMakesABugWithoutAKindModel) {
+  Classifier clf(&tax_, nullptr);
+  // Phrased as a question, but it reports that existing code became slower.
+  Classification c = clf.Classify(
+      {"Why is training much slower on 2.1?",
+       "Training is 3x slower than on 2.0: 40 samples/sec instead of 120.", "", {}});
+  EXPECT_EQ(c.kind, "bug");
+  EXPECT_EQ(c.theme, "bug.performance");
+  bool strong = false;
+  for (const Evidence& e : c.evidence) {
+    strong |= e.target == "bug" && e.detail.find("strong symptom") != std::string::npos;
+  }
+  EXPECT_TRUE(strong);
+  // A plain how-to question stays a question.
+  EXPECT_EQ(clf.Classify({"How can I make inference faster?", "Any suggestion?", "", {}}).kind,
+            "question");
+}
+
+TEST_F(DefaultTaxonomyClassifier, NonBugClassCollectsTheOtherKindsVotes) {
+  // An is-bug model (classes bug / non-bug) that cannot tell these apart.
+  FeatureOptions features;
+  features.hash_bits = 12;
+  LinearModel model(features);
+  Head head;
+  head.name = "kind";
+  head.classes = {"bug", "non-bug"};
+  head.bias = {0.0f, 0.0f};
+  head.weights.assign((size_t{1} << features.hash_bits) * 2, 0.0f);
+  model.AddHead(head);
+  Classifier clf(&tax_, &model);
+  // Question cues now count for non-bug instead of a kind the model does not know.
+  Classification c = clf.Classify({"How to set the learning rate?", "Is there a way?", "", {}});
+  EXPECT_EQ(c.kind, "non-bug");
+  EXPECT_GT(c.kind_scores["non-bug"], c.kind_scores["bug"]);
+  EXPECT_EQ(clf.Classify({"Segfault in conv2d", "crash with a traceback", "", {}}).kind, "bug");
+}
+
+TEST_F(DefaultTaxonomyClassifier, SecondaryThemesNeedAMarginAndAnIndependentCue) {
+  Classifier clf(&tax_, nullptr);
+  // One distributed cue next to three memory cues: no secondary.
+  Classification one = clf.Classify(
+      {"CUDA out of memory", "OOM: the allocator runs out of memory in a distributed job", "", {}});
+  EXPECT_EQ(one.theme, "bug.memory");
+  EXPECT_THAT(one.secondary_themes, ::testing::Not(Contains("bug.distributed")));
+  // Never more than two secondaries, however many themes a long log mentions.
+  Classification many = clf.Classify(
+      {"NaN loss",
+       "nan loss with bf16 and fp16 after OOM out of memory; NCCL timeout in all_reduce with "
+       "FSDP and ZeRO-3; checkpoint state_dict load fails; torch.compile graph break; slow "
+       "throughput 3x slower; flash attention kernel; install pip wheel fails",
+       "", {"bug"}});
+  EXPECT_LE(many.secondary_themes.size(), 2u);
 }
 
 #ifdef ISSUESCOPE_SHARED_DATA_DIR

@@ -281,6 +281,44 @@ TEST(SearcherStatusTest, ReadsFeedPositions) {
   std::filesystem::remove_all(dir);
 }
 
+// Ranking is BM25 without length normalisation (pager.h RankingWeight): a long issue is not
+// pushed below a short one with the same occurrences, the title still counts double, and the
+// total counted in the ranking pass is exact.
+TEST(SearcherRankingTest, LengthDoesNotPenaliseAndTheTitleCountsDouble) {
+  Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
+  auto add = [&](int64_t number, const std::string& title, const std::string& body) {
+    testing::IssueSpec spec{v1::TRACKER_GITHUB, "o", "r", number, title, body, {},
+                            v1::ISSUE_STATE_OPEN, false, "alice", {},
+                            "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", 0, {}};
+    v1::IssueWithComments iwc = MakeIssue(spec);
+    db.replace_document(index::IdTerm(RepoSlug(iwc.issue().repo()), number),
+                        index::BuildDocument(iwc));
+  };
+  std::string filler;
+  for (int i = 0; i < 200; ++i) filler += " lorem ipsum dolor sit amet";
+  add(1, "short issue", "the tokenizer hangs");
+  add(2, "long issue", "the tokenizer hangs" + filler);
+  add(3, "tokenizer hangs", "nothing else here");
+  for (int n = 4; n < 30; ++n) add(n, "other issue", "unrelated text" + filler);
+  db.commit();
+  std::unique_ptr<Searcher> searcher = Searcher::ForDatabase(db);
+  const v1::SearchResponse response = MustSearch(*searcher, "tokenizer");
+  EXPECT_EQ(response.total(), 3);
+  ASSERT_EQ(response.hits_size(), 3);
+  EXPECT_EQ(response.hits(0).number(), 3);  // in the title: wdf 2
+  ASSERT_NE(FindHit(response, 1), nullptr);
+  ASSERT_NE(FindHit(response, 2), nullptr);
+  EXPECT_DOUBLE_EQ(FindHit(response, 1)->score(), FindHit(response, 2)->score());
+  EXPECT_EQ(MustSearch(*searcher, "issue -tokenizer").total(), 26);
+  // Disjunctions (one word over every field, OR, wildcards) are ranked with pruning and counted
+  // apart: the totals are still exact beyond the page.
+  EXPECT_EQ(MustSearch(*searcher, "issue").total(), 28);
+  EXPECT_EQ(MustSearch(*searcher, "lorem").total(), 27);
+  EXPECT_EQ(MustSearch(*searcher, "tokenizer OR lorem").total(), 29);
+  EXPECT_EQ(MustSearch(*searcher, "tok* OR lor*", 5).total(), 29);
+  EXPECT_EQ(MustSearch(*searcher, "hangs").total(), 3);
+}
+
 TEST(SearcherStatusTest, InMemoryIndexCannotListFeeds) {
   Xapian::WritableDatabase db = FixtureDatabase();
   db.set_metadata("feed:worker-1", "1");
