@@ -245,14 +245,24 @@ absl::StatusOr<IndexProgress> Cluster::IndexProgressNow() {
   IndexProgress p;
   p.documents = index.documents();
   p.caught_up = true;
+  // Every store that answers counts, whether or not the coordinator calls its worker alive: a
+  // coordinator that has just restarted lists its workers as silent until they register again,
+  // and their stores still hold changes the index must have. A store that does not answer
+  // belongs to a stopped worker; its repositories are re-crawled by their new owners.
+  int answered = 0;
   for (const v1::WorkerStatus& w : status.workers()) {
-    if (!w.alive()) continue;
     auto stub = v1::IssueStore::NewStub(
         grpc::CreateChannel(w.store_address(), grpc::InsecureChannelCredentials()));
     v1::StoreInfo info;
     grpc::ClientContext ctx;
-    ctx.set_deadline(Deadline(absl::Seconds(10)));
-    RETURN_IF_ERROR(FromGrpcStatus(stub->GetStoreInfo(&ctx, v1::GetStoreInfoRequest(), &info)));
+    ctx.set_deadline(Deadline(absl::Seconds(w.alive() ? 10 : 2)));
+    absl::Status got =
+        FromGrpcStatus(stub->GetStoreInfo(&ctx, v1::GetStoreInfoRequest(), &info));
+    if (!got.ok()) {
+      if (!w.alive()) continue;
+      return got;
+    }
+    ++answered;
     uint64_t indexed = 0;
     for (const v1::FeedPosition& f : index.feeds()) {
       if (f.store_id() == info.store_id()) indexed = f.seq();
@@ -261,6 +271,7 @@ absl::StatusOr<IndexProgress> Cluster::IndexProgressNow() {
     p.indexed_seq += std::min(indexed, info.last_seq());
     if (indexed < info.last_seq()) p.caught_up = false;
   }
+  if (answered == 0) p.caught_up = false;  // no store to compare with yet
   return p;
 }
 

@@ -94,9 +94,10 @@ class Cluster {
   // the coordinator is quiescent. `on_status` (optional) sees every polled status.
   absl::Status WaitUntilCrawled(int64_t min_crawls, absl::Duration timeout,
                                 const std::function<void(const v1::GetStatusResponse&)>& on_status = {});
-  // IndexProgressNow compares index positions with the live workers' stores.
+  // IndexProgressNow compares index positions with every answering worker store (alive or not:
+  // a restarted coordinator lists workers as silent until they register again).
   absl::StatusOr<IndexProgress> IndexProgressNow();
-  // WaitUntilIndexed waits until the index has consumed every live worker's change feed.
+  // WaitUntilIndexed waits until the index has consumed every answering worker store's feed.
   absl::Status WaitUntilIndexed(absl::Duration timeout);
 
   v1::Coordinator::Stub& coordinator_stub() { return *coordinator_stub_; }
