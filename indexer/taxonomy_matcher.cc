@@ -1,36 +1,11 @@
 #include "indexer/taxonomy_matcher.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 
 namespace issuescope::taxonomy {
 namespace {
-
-bool IsWordByte(unsigned char c) { return absl::ascii_isalnum(c) || c == '_'; }
-
-// FindTerm is true when `term` occurs in `text` (both already in the same case) with word
-// boundaries around ASCII-alphanumeric ends; a plural "s"/"es" may follow.
-bool FindTerm(absl::string_view text, absl::string_view term) {
-  if (term.empty()) return false;
-  const bool check_start = IsWordByte(static_cast<unsigned char>(term.front()));
-  const bool check_end = IsWordByte(static_cast<unsigned char>(term.back()));
-  size_t pos = 0;
-  while ((pos = text.find(term, pos)) != absl::string_view::npos) {
-    size_t end = pos + term.size();
-    bool ok = !check_start || pos == 0 || !IsWordByte(static_cast<unsigned char>(text[pos - 1]));
-    if (ok && check_end && end < text.size()) {
-      size_t after = end;
-      if (text[after] == 's' || text[after] == 'S') {
-        ++after;
-      } else if (text.substr(after, 2) == "es" || text.substr(after, 2) == "ES") {
-        after += 2;
-      }
-      ok = after >= text.size() || !IsWordByte(static_cast<unsigned char>(text[after]));
-    }
-    if (ok) return true;
-    ++pos;
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -43,14 +18,27 @@ TaxonomyMatcher::TaxonomyMatcher(const Taxonomy* taxonomy) : taxonomy_(taxonomy)
     }
   }
   Add("llm", taxonomy->llm);
+  lower_ = std::make_unique<TermAutomaton>(lower_terms_);
+  case_ = std::make_unique<TermAutomaton>(case_terms_);
+}
+
+size_t TaxonomyMatcher::Intern(const std::string& term, std::vector<std::string>* terms) {
+  auto it = std::find(terms->begin(), terms->end(), term);
+  if (it != terms->end()) return static_cast<size_t>(it - terms->begin());
+  terms->push_back(term);
+  return terms->size() - 1;
 }
 
 void TaxonomyMatcher::Add(const std::string& node, const CueSet& cues) {
   if (cues.empty()) return;
   Compiled c;
   c.node = node;
-  for (const std::string& t : cues.terms) c.terms.push_back(absl::AsciiStrToLower(t));
+  for (const std::string& t : cues.terms) {
+    c.terms.push_back(absl::AsciiStrToLower(t));
+    c.term_ids.push_back(Intern(c.terms.back(), &lower_terms_));
+  }
   c.case_terms = cues.case_terms;
+  for (const std::string& t : c.case_terms) c.case_term_ids.push_back(Intern(t, &case_terms_));
   for (const std::string& p : cues.patterns) {
     RE2::Options options;
     options.set_case_sensitive(false);
@@ -64,13 +52,15 @@ void TaxonomyMatcher::Add(const std::string& node, const CueSet& cues) {
 std::vector<CueMatch> TaxonomyMatcher::Match(absl::string_view text) const {
   text = text.substr(0, kMaxScanBytes);
   const std::string lower = absl::AsciiStrToLower(text);
+  const std::vector<char> lower_found = lower_->Find(lower);
+  const std::vector<char> case_found = case_->Find(text);
   std::vector<CueMatch> out;
   for (const Compiled& c : compiled_) {
-    for (const std::string& t : c.terms) {
-      if (FindTerm(lower, t)) out.push_back({c.node, t});
+    for (size_t i = 0; i < c.terms.size(); ++i) {
+      if (lower_found[c.term_ids[i]]) out.push_back({c.node, c.terms[i]});
     }
-    for (const std::string& t : c.case_terms) {
-      if (FindTerm(text, t)) out.push_back({c.node, t});
+    for (size_t i = 0; i < c.case_terms.size(); ++i) {
+      if (case_found[c.case_term_ids[i]]) out.push_back({c.node, c.case_terms[i]});
     }
     for (const auto& re : c.patterns) {
       absl::string_view input(text.data(), text.size());

@@ -16,6 +16,7 @@
 
 #include "absl/strings/string_view.h"
 #include "indexer/taxonomy.h"
+#include "indexer/term_automaton.h"
 #include "re2/re2.h"
 
 namespace issuescope::taxonomy {
@@ -60,11 +61,17 @@ class TaxonomyMatcher {
     std::vector<std::string> terms;  // lower-cased
     std::vector<std::string> case_terms;
     std::vector<std::unique_ptr<RE2>> patterns;
+    // Index of each of `terms` in lower_terms_, of each of `case_terms` in case_terms_.
+    std::vector<size_t> term_ids, case_term_ids;
   };
   void Add(const std::string& node, const CueSet& cues);
+  static size_t Intern(const std::string& term, std::vector<std::string>* terms);
 
   const Taxonomy* taxonomy_;
   std::vector<Compiled> compiled_;
+  // Every distinct term, and one automaton over each list (built after compiled_).
+  std::vector<std::string> lower_terms_, case_terms_;
+  std::unique_ptr<TermAutomaton> lower_, case_;
 };
 
 }  // namespace issuescope::taxonomy

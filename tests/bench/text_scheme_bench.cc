@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "common/index_document.h"
 #include "common/index_schema.h"
 #include "common/index_text.h"
 #include "tests/bench/bench_corpus.h"
@@ -100,6 +101,10 @@ void CopyScheme(const IssueWithComments& iwc, Xapian::Document* doc, bool field_
 struct Scheme {
   std::string name;
   TextFn fn;
+  // Whether the document carries the serialized issue as data (the real documents do).
+  bool data = true;
+  // Whether `fn` builds the whole document (text, boolean terms, values, data).
+  bool whole = false;
 };
 
 std::vector<Scheme> Schemes() {
@@ -130,6 +135,12 @@ std::vector<Scheme> Schemes() {
          gen.set_document(*doc);
          Fields(iwc, gen, true, false);
        }},
+      {"per-field once, no document data",
+       [](const IssueWithComments& iwc, Xapian::Document* doc) { ix::IndexIssueText(iwc, doc); },
+       false},
+      {"whole document (index::BuildDocument)",
+       [](const IssueWithComments& iwc, Xapian::Document* doc) { *doc = ix::BuildDocument(iwc); },
+       true, true},
       {"unprefixed once (no in:)",
        [](const IssueWithComments& iwc, Xapian::Document* doc) {
          Xapian::TermGenerator gen = Generator(Xapian::TermGenerator::STEM_SOME);
@@ -181,7 +192,7 @@ int main(int argc, char** argv) {
       for (const IssueWithComments& iwc : issues) {
         Xapian::Document doc;
         scheme.fn(iwc, &doc);
-        doc.set_data(iwc.SerializeAsString());
+        if (scheme.data && !scheme.whole) doc.set_data(iwc.SerializeAsString());
         const double counting = CpuSeconds();  // counting is not part of the cost
         terms += doc.termlist_count();
         for (auto t = doc.termlist_begin(); t != doc.termlist_end(); ++t) {
