@@ -39,12 +39,9 @@ FacetCounter::FacetCounter(std::vector<index::FacetField> fields, uint64_t bound
   }
 }
 
-void FacetCounter::SampleEvenly(uint64_t total) { total_ = total; }
-
 void FacetCounter::operator()(const Xapian::Document& doc, double /*wt*/) {
-  const uint64_t i = seen_++;
+  ++seen_;
   if (counted_ >= bound_) return;
-  if (total_ > bound_ && (i + 1) * bound_ / total_ == i * bound_ / total_) return;
   ++counted_;
   Count(doc);
 }

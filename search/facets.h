@@ -2,12 +2,12 @@
 // matching document when the Enquire is run with check_at_least at least the number of matches,
 // and reads each one's facet values (common/index_facets.h: one value slot per document).
 //
-// FacetCounter counts exactly when the matches are at most `bound`; beyond that it counts an
-// even sample of exactly `bound` of them (every (total/bound)-th match in document order, so
-// every part of the index — every repository, whatever order it was indexed in — is sampled
-// alike) and says how many it counted; its caller learns `total` first, from the pass that
-// ranks the page (SampleEvenly), or lets the spy ride along in that pass when the matches
-// probably fit the bound. CountFacetsFromTerms gives exact counts of the whole index from term
+// FacetCounter counts the first `bound` matches it sees and says how many it counted. The
+// searcher lets it ride along in the pass that ranks the page when the matches probably fit
+// the bound; for broader queries it runs the query restricted to an evenly spread sample of
+// document ids (search/docid_sample.h) sized to hold about `bound` matches, so every part of
+// the index — every repository, whatever order it was indexed in — is sampled alike and the
+// work stays proportional to the bound. CountFacetsFromTerms gives exact counts of the whole index from term
 // frequencies (for queries that match everything). AggregateCounter counts every match by up to
 // three dimensions. A spy belongs to one Enquire in one thread.
 #pragma once
@@ -44,15 +44,8 @@ using FacetCounts = std::map<index::FacetField, std::map<std::string, int64_t>>;
 // FacetCounter is a MatchSpy counting facet values of at most `bound` of the matches it sees.
 class FacetCounter : public Xapian::MatchSpy {
  public:
-  // FacetCounter counts `fields` over at most `bound` documents (bound > 0): by default the
-  // first `bound` matches it sees.
+  // FacetCounter counts `fields` over the first `bound` matches it sees (bound > 0).
   FacetCounter(std::vector<index::FacetField> fields, uint64_t bound);
-
-  // SampleEvenly makes the counter, when `total` (the exact number of matches the matcher will
-  // pass) exceeds the bound, count exactly `bound` matches spread evenly over all `total`:
-  // match i (0-based, in the order seen) is counted when floor((i+1)·bound/total) exceeds
-  // floor(i·bound/total). Call before the matcher runs.
-  void SampleEvenly(uint64_t total);
 
   // operator() is called by the matcher for each matching document.
   void operator()(const Xapian::Document& doc, double wt) override;
@@ -69,7 +62,6 @@ class FacetCounter : public Xapian::MatchSpy {
 
   const std::vector<index::FacetField> fields_;
   const uint64_t bound_;
-  uint64_t total_ = 0;  // > bound_ when sampling evenly
   uint64_t seen_ = 0;
   uint64_t counted_ = 0;
   // slot_of_code_[c] is the index in fields_ of the facet whose slot code is c, or -1.

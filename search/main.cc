@@ -1,10 +1,11 @@
 // issuescope-search: serves issuescope.v1.Search over the Xapian index at --index.
 //
 //   issuescope-search --listen 127.0.0.1:0 --port-file /tmp/search.port --index /data/index \
-//       --http-listen 127.0.0.1:8080 [--facet-bound N] [--max-handles N]
+//       --http-listen 127.0.0.1:8080 [--facet-bound N] [--count-bound N] [--max-handles N]
 //
-// --facet-bound and --max-handles set SearcherOptions (search/searcher.h): the matches facets
-// are counted over before they are sampled, and the calls served in parallel.
+// --facet-bound, --count-bound and --max-handles set SearcherOptions (search/searcher.h): the
+// matches facets are counted over before they are sampled, the matches counted exactly before
+// a total is estimated, and the calls served in parallel.
 // With --http-listen it also serves the same API over HTTP/JSON and the web page (docs/WEB.md)
 // through the server's in-process channel; --http-port-file receives that port.
 // Starts even when the index does not exist yet (queries answer UNAVAILABLE "index not built
@@ -60,8 +61,13 @@ int main(int argc, char** argv) {
                  "off by default");
   app.add_option("--http-port-file", http_port_file, "file to write the bound HTTP port to");
   app.add_option("--facet-bound", searcher_options.facet_bound,
-                 "facets are counted over an even sample of this many matches beyond it")
+                 "facets are counted over an evenly spread sample of about this many matches "
+                 "beyond it (default 20000)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  app.add_option("--count-bound", searcher_options.count_bound,
+                 "totals are exact up to this many matches and estimated beyond it "
+                 "(total_exact false); 0 = always exact (default 20000)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
   app.add_option("--max-handles", searcher_options.max_handles,
                  "index handles open at once (queries served in parallel); 0 = cores")
       ->check(CLI::Range(0, 256));

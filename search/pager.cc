@@ -101,6 +101,22 @@ int64_t CountMatches(const Xapian::Database& db, const Xapian::Query& query,
   return mset.get_matches_estimated();
 }
 
+MatchCount CountMatchesBounded(const Xapian::Database& db, const Xapian::Query& query,
+                               uint64_t bound) {
+  Xapian::Enquire enquire(db);
+  enquire.set_query(query);
+  enquire.set_weighting_scheme(Xapian::BoolWeight());
+  enquire.set_docid_order(Xapian::Enquire::ASCENDING);
+  const Xapian::doccount doccount = db.get_doccount();
+  const Xapian::doccount check =
+      bound == 0 ? doccount : static_cast<Xapian::doccount>(std::min<uint64_t>(bound, doccount));
+  const Xapian::MSet mset = enquire.get_mset(0, 1, check);
+  MatchCount out;
+  out.exact = mset.get_matches_lower_bound() == mset.get_matches_upper_bound();
+  out.count = out.exact ? mset.get_matches_lower_bound() : mset.get_matches_estimated();
+  return out;
+}
+
 absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& parsed,
                                const PageCursor& cursor, const PageOptions& options) {
   const SortField field = EffectiveSort(parsed);
@@ -136,17 +152,28 @@ absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& pa
   const Xapian::doccount doccount = db.get_doccount();
   const uint64_t start = cursor.keyset ? cursor.ties : cursor.offset;
   const Xapian::doccount first = static_cast<Xapian::doccount>(std::min<uint64_t>(start, doccount));
+  // With a count bound the ranking pass weighs at least that many matches (all of them when
+  // there are no more), then may skip the rest.
+  const Xapian::doccount check =
+      options.count_bound == 0
+          ? doccount
+          : static_cast<Xapian::doccount>(std::min<uint64_t>(options.count_bound, doccount));
   const Xapian::MSet mset =
-      enquire.get_mset(first, options.size + 1, count_here && !count_apart ? doccount : 0);
+      enquire.get_mset(first, options.size + 1, count_here && !count_apart ? check : 0);
 
   Page page;
-  if (count_apart && options.spy == nullptr &&
-      mset.get_matches_lower_bound() == mset.get_matches_upper_bound()) {
+  const bool known = mset.get_matches_lower_bound() == mset.get_matches_upper_bound();
+  if (count_apart && options.spy == nullptr && known) {
     page.total = mset.get_matches_lower_bound();
   } else if (count_here && !count_apart) {
-    page.total = mset.get_matches_estimated();
-  } else if (options.count_total) {
+    page.total_exact = known;
+    page.total = known ? mset.get_matches_lower_bound() : mset.get_matches_estimated();
+  } else if (options.count_total && options.spy != nullptr) {
     page.total = CountMatches(db, parsed.query, options.spy);
+  } else if (options.count_total) {
+    const MatchCount counted = CountMatchesBounded(db, parsed.query, options.count_bound);
+    page.total = counted.count;
+    page.total_exact = counted.exact;
   }
   std::string last_sort, last_number;
   uint64_t ties = 0;

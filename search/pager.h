@@ -28,6 +28,10 @@ struct PageOptions {
   // the ranking pass already knows the exact number. Later pages of value-sorted results are
   // counted by a boolean pass. Default: false.
   bool count_total = false;
+  // Bound on the work of counting: with count_total, the total is exact when the query has at
+  // most this many matches, and otherwise Xapian's estimate after looking at (at least) this
+  // many (Page::total_exact false). 0: always exact. Default: 0.
+  uint64_t count_bound = 0;
   // Spy to pass every match to when counting (only with count_total; not owned). Default: none.
   Xapian::MatchSpy* spy = nullptr;
   // Highlighted snippets in the hits. Default: true.
@@ -39,8 +43,10 @@ struct PageOptions {
 // Page is one page of hits.
 struct Page {
   std::vector<v1::SearchHit> hits;
-  // Exact number of matches of the query, when PageOptions::count_total.
+  // Number of matches of the query, when PageOptions::count_total: exact, or an estimate when
+  // total_exact is false (more matches than PageOptions::count_bound).
   std::optional<int64_t> total;
+  bool total_exact = true;
   // Where the next page starts; nullopt on the last page.
   std::optional<PageCursor> next;
 };
@@ -54,6 +60,18 @@ absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& pa
 // null). Throws what Xapian throws.
 int64_t CountMatches(const Xapian::Database& db, const Xapian::Query& query,
                      Xapian::MatchSpy* spy);
+
+// MatchCount is a number of matches, exact or estimated.
+struct MatchCount {
+  int64_t count = 0;
+  bool exact = true;
+};
+
+// CountMatchesBounded counts the matches of `query` looking at no more than about `bound` of
+// them (0: all): exact when there are at most `bound`, else Xapian's estimate. Throws what
+// Xapian throws.
+MatchCount CountMatchesBounded(const Xapian::Database& db, const Xapian::Query& query,
+                               uint64_t bound);
 
 // RankingWeight is the weighting of free-text matches: BM25 without document-length
 // normalisation (b = 0). Scoring a match then needs only its terms' wdf, never its document's

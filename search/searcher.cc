@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <limits>
 #include <thread>
 #include <utility>
 
@@ -14,6 +15,7 @@
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
+#include "search/docid_sample.h"
 #include "search/facets.h"
 #include "search/page_token.h"
 #include "search/pager.h"
@@ -21,6 +23,9 @@
 
 namespace issuescope::search {
 namespace {
+
+// Windows of the document-id sample that facets of broad queries are counted over.
+constexpr int kSampleWindows = 256;
 
 // Times a call is retried when the index changed under it (DatabaseModifiedError).
 constexpr int kModifiedRetries = 3;
@@ -214,16 +219,17 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   const bool facets_from_terms =
       parsed.match_all && !facets.empty() &&
       db->get_value_freq(index::kFacetsSlot) == db->get_doccount();
-  // The exact total is counted in the pass that ranks the page: the matcher sees every match
-  // once, and weighing one costs little since the ranking reads no document lengths
-  // (RankingWeight). A query matching everything needs no count.
+  // The total is counted in the pass that ranks the page: the matcher sees every match once
+  // (up to the count bound), and weighing one costs little since the ranking reads no document
+  // lengths (RankingWeight). A query matching everything needs no count.
   PageOptions page_options;
   page_options.size = request.page_size() == 0 ? kDefaultPageSize : request.page_size();
   page_options.snippet_bytes = kSnippetBytes;
   page_options.count_total = !parsed.match_all;
+  page_options.count_bound = options_.count_bound;
   // Facets of a query whose matches probably fit the bound (Xapian's estimate from term
   // frequencies) are counted by a spy riding along in that pass, which sees every match;
-  // otherwise, or when the exact total proves larger, a second, boolean pass counts them.
+  // otherwise, or when the total proves larger, a second, boolean pass counts them.
   std::optional<FacetCounter> ride_along;
   if (!facets.empty() && !facets_from_terms && !parsed.match_all &&
       EstimateMatches(*db, parsed.query) <= options_.facet_bound) {
@@ -234,7 +240,9 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
 
   v1::SearchResponse response;
   const int64_t total = parsed.match_all ? db->get_doccount() : page.total.value_or(0);
+  const bool total_exact = parsed.match_all || page.total_exact;
   response.set_total(total);
+  response.set_total_exact(total_exact);
   for (v1::SearchHit& hit : page.hits) *response.add_hits() = std::move(hit);
   if (page.next) response.set_next_page_token(EncodePageCursor(*page.next, fingerprint));
   if (!facets.empty()) {
@@ -242,19 +250,27 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
     if (facets_from_terms) {
       ToFacets(CountFacetsFromTerms(*db, facets), facets, limit, response.mutable_facets());
       response.set_facets_counted(total);
-    } else if (ride_along && ride_along->seen() == static_cast<uint64_t>(total) &&
+    } else if (ride_along && total_exact && ride_along->seen() == static_cast<uint64_t>(total) &&
                ride_along->counted() == ride_along->seen()) {
       ToFacets(ride_along->counts(), facets, limit, response.mutable_facets());
       response.set_facets_counted(static_cast<int64_t>(ride_along->counted()));
     } else {
-      // Knowing the total, the spy counts every match, or an even sample of facet_bound.
-      FacetCounter spy(facets, options_.facet_bound);
-      spy.SampleEvenly(static_cast<uint64_t>(total));
-      CountMatches(*db, parsed.query, &spy);
+      // Every match when they fit the bound; else the matches among an evenly spread sample of
+      // document ids sized to hold about facet_bound of them (DocidSample), so the work stays
+      // proportional to the bound however broad the query.
+      FacetCounter spy(facets, std::numeric_limits<uint64_t>::max());
+      Xapian::Query counted_query = parsed.query;
+      if (total > 0 && static_cast<uint64_t>(total) > options_.facet_bound) {
+        const double fraction = static_cast<double>(options_.facet_bound) / total;
+        counted_query =
+            Xapian::Query(Xapian::Query::OP_FILTER, parsed.query,
+                          Xapian::Query((new DocidSample(fraction, kSampleWindows))->release()));
+      }
+      CountMatches(*db, counted_query, &spy);
       ToFacets(spy.counts(), facets, limit, response.mutable_facets());
       response.set_facets_counted(static_cast<int64_t>(spy.counted()));
     }
-    response.set_facets_exact(response.facets_counted() == total);
+    response.set_facets_exact(total_exact && response.facets_counted() == total);
   }
   response.set_took_us(MicrosSince(start));
   return response;

@@ -39,11 +39,16 @@ inline constexpr size_t kSnippetBytes = 200;
 
 // SearcherOptions tunes the work a Searcher does per request.
 struct SearcherOptions {
-  // Facets are counted over at most this many matches per query; beyond it they are counted
-  // over an even sample of this many matches (every (total/bound)-th in document order) and a
-  // response says facets_exact=false and how many it counted. Queries matching everything are
-  // always exact (term frequencies). Default: 20000.
+  // Facets are counted over every match of a query with at most this many; beyond it over the
+  // matches among an evenly spread sample of document ids sized to hold about this many
+  // (search/docid_sample.h), and a response says facets_exact=false and how many it counted.
+  // Queries matching everything are always exact (term frequencies). Default: 20000.
   uint64_t facet_bound = 20000;
+  // The total of a query is exact when it has at most this many matches; beyond, it is
+  // Xapian's estimate after ranking (at least) this many, and the response says
+  // total_exact=false. Bounds the work of broad queries (a word in every issue). 0: always
+  // exact. Default: 20000.
+  uint64_t count_bound = 20000;
   // Database handles an on-disk index may have open at once, i.e. calls served in parallel;
   // 0 means the number of cores (at least 2). Default: 0.
   int max_handles = 0;
@@ -67,8 +72,9 @@ class Searcher {
 
   // Search runs a query (docs/QUERY.md). Hits are ranked by BM25 (RankingWeight: b = 0) when
   // the query has free text, else newest created first (then highest number); `sort:`
-  // overrides. `total` is exact; facets are exact up to SearcherOptions::facet_bound matches,
-  // an even sample of that many beyond (see facets_exact). Pages of value-sorted results
+  // overrides. `total` is exact up to SearcherOptions::count_bound matches, an estimate beyond
+  // (see total_exact); facets are exact up to SearcherOptions::facet_bound matches, counted
+  // over an evenly spread sample of about that many beyond (see facets_exact). Pages of value-sorted results
   // continue after the last hit's sort key, so they neither repeat nor skip hits while
   // documents are added. INVALID_ARGUMENT for a malformed query, a page_size
   // outside 0..kMaxPageSize, a facet_limit outside 0..1000, an unknown facet, or a page_token

@@ -123,6 +123,7 @@ void PrintFacets(const v1::SearchResponse& response, bool json) {
   if (json) {
     nlohmann::json j;
     j["total"] = response.total();
+    j["total_exact"] = response.total_exact();
     j["facets_exact"] = response.facets_exact();
     j["facets_counted"] = response.facets_counted();
     j["facets"] = nlohmann::json::object();
@@ -135,8 +136,9 @@ void PrintFacets(const v1::SearchResponse& response, bool json) {
     return;
   }
   if (!response.facets_exact()) {
-    absl::PrintF("facets counted over the first %d of %d matches (work bound)\n",
-                 response.facets_counted(), response.total());
+    absl::PrintF("facets counted over a sample of %d of %s%d matches (work bound)\n",
+                 response.facets_counted(), response.total_exact() ? "" : "about ",
+                 response.total());
   }
   for (const v1::Facet& facet : response.facets()) {
     std::vector<std::string> parts;
@@ -156,7 +158,8 @@ void PrintHits(const v1::SearchResponse& response, bool json) {
     for (const v1::SearchHit& hit : response.hits()) absl::PrintF("%s\n", HitToJson(hit));
     return;
   }
-  absl::PrintF("%d matching issues\n", response.total());
+  absl::PrintF("%s%d matching issues\n", response.total_exact() ? "" : "about ",
+               response.total());
   for (const v1::SearchHit& hit : response.hits()) {
     absl::PrintF("%s#%d  [%s]  %s", hit.repo(), hit.number(), IssueStateName(hit.state()),
                  hit.title());

@@ -72,7 +72,7 @@ std::string FormatDate(const google::protobuf::Timestamp& ts);
 std::string HitToJson(const v1::SearchHit& hit);
 
 // PrintFacets prints the facets of a response as text, or as one JSON line
-// {"total", "facets_exact", "facets_counted", "facets": {name: [[value, count], …]}}.
+// {"total", "total_exact", "facets_exact", "facets_counted", "facets": {name: [[value, count], …]}}.
 void PrintFacets(const v1::SearchResponse& response, bool json);
 
 // PrintHits prints hits as text (with highlighted snippets) or JSON lines.

@@ -258,6 +258,92 @@ TEST(FacetBoundTest, ReportsTheBoundWhenHit) {
   EXPECT_TRUE(response->facets_exact());
 }
 
+// An index filled repository by repository: the sample of a broad query's facets must still
+// see every repository in proportion, not the first-indexed ones.
+TEST(FacetBoundTest, SampleCoversEveryPartOfTheIndex) {
+  Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
+  std::vector<Generated> issues = Generate(1200, 1, 11);
+  std::stable_sort(issues.begin(), issues.end(), [](const Generated& a, const Generated& b) {
+    return RepoSlug(a.iwc.issue().repo()) < RepoSlug(b.iwc.issue().repo());
+  });
+  AddAll(db, issues);
+  std::map<std::string, int> per_repo;
+  for (const Generated& g : issues) ++per_repo[Values(g, index::FacetField::kRepo)[0]];
+  SearcherOptions options;
+  options.facet_bound = 100;
+  std::unique_ptr<Searcher> searcher = Searcher::ForDatabase(db, options);
+  v1::SearchRequest request;
+  request.set_query("is:open OR is:closed");
+  request.add_facets("repo");
+  absl::StatusOr<v1::SearchResponse> response = searcher->Search(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->total(), 1200);
+  EXPECT_FALSE(response->facets_exact());
+  EXPECT_GE(response->facets_counted(), 100);
+  EXPECT_LE(response->facets_counted(), 110);
+  ASSERT_EQ(response->facets(0).values_size(), static_cast<int>(per_repo.size()));
+  for (const v1::FacetValue& v : response->facets(0).values()) {
+    const double expected = 100.0 * per_repo[v.value()] / 1200;
+    EXPECT_NEAR(static_cast<double>(v.count()), expected, 8.0) << v.value();
+  }
+}
+
+// The total is exact up to the count bound and Xapian's estimate beyond it; the hits are the
+// same either way.
+TEST(CountBoundTest, ExactUpToTheBoundEstimatedBeyond) {
+  Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
+  const std::vector<Generated> issues = Generate(kIssues, 1, 5);
+  AddAll(db, issues);
+  int64_t expected = 0;
+  for (const Generated& g : issues) expected += g.words.count("alpha") > 0 ? 1 : 0;
+  ASSERT_GT(expected, 200);
+  auto search = [&](uint64_t bound, const std::string& query) {
+    SearcherOptions options;
+    options.count_bound = bound;
+    v1::SearchRequest request;
+    request.set_query(query);
+    request.set_page_size(10);
+    absl::StatusOr<v1::SearchResponse> response =
+        Searcher::ForDatabase(db, options)->Search(request);
+    EXPECT_TRUE(response.ok()) << response.status();
+    return response.ok() ? *response : v1::SearchResponse();
+  };
+  for (const std::string query : {"issue alpha", "alpha sort:created"}) {
+    const v1::SearchResponse exact = search(0, query);
+    EXPECT_TRUE(exact.total_exact()) << query;
+    EXPECT_EQ(exact.total(), expected) << query;
+    const v1::SearchResponse roomy = search(10000, query);
+    EXPECT_TRUE(roomy.total_exact()) << query;
+    EXPECT_EQ(roomy.total(), expected) << query;
+    const v1::SearchResponse bounded = search(50, query);
+    if (!bounded.total_exact()) {
+      EXPECT_GE(bounded.total(), 50) << query;
+      EXPECT_LE(bounded.total(), kIssues) << query;
+    } else {
+      EXPECT_EQ(bounded.total(), expected) << query;
+    }
+    ASSERT_EQ(bounded.hits_size(), exact.hits_size()) << query;
+    for (int i = 0; i < exact.hits_size(); ++i) {
+      EXPECT_EQ(bounded.hits(i).number(), exact.hits(i).number()) << query << " hit " << i;
+    }
+  }
+  // Words over several text fields (a disjunction of posting lists) are counted apart from the
+  // ranking; that count stops at the bound.
+  // ranking; that count stops at the bound. (Not with a word in every issue: then Xapian knows
+  // the exact number from term frequencies.)
+  int64_t either = 0;
+  for (const Generated& g : issues) {
+    either += g.words.count("alpha") > 0 || g.words.count("beta") > 0 ? 1 : 0;
+  }
+  const v1::SearchResponse broad = search(50, "alpha OR beta");
+  EXPECT_FALSE(broad.total_exact());
+  EXPECT_GE(broad.total(), 50);
+  EXPECT_LE(broad.total(), kIssues);
+  const v1::SearchResponse broad_exact = search(0, "alpha OR beta");
+  EXPECT_TRUE(broad_exact.total_exact());
+  EXPECT_EQ(broad_exact.total(), either);
+}
+
 TEST(FacetRequestTest, RejectsBadFacetsAndLimits) {
   std::unique_ptr<Searcher> searcher = Searcher::ForDatabase(testing::FixtureDatabase());
   struct Case {

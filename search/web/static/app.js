@@ -202,7 +202,8 @@ async function runSearch(q) {
   showError(null);
   const total = num(res.total);
   const summary = $('summary');
-  summary.replaceChildren(el('strong', { id: 'total' }, fmt(total)),
+  summary.replaceChildren(res.totalExact === false ? 'about ' : '',
+    el('strong', { id: 'total' }, fmt(total)),
     total === 1 ? ' issue' : ' issues', q ? ' match ' : ' in the index',
     q ? el('code', {}, q) : '', ` (${(num(res.tookUs) / 1000).toFixed(1)} ms)`);
   renderFacets(res, q);
@@ -271,7 +272,8 @@ function renderFacets(res, q) {
   const note = $('facets-note');
   if (res.facetsExact === false && (res.facets || []).length) {
     note.hidden = false;
-    note.textContent = `Counts cover the first ${fmt(res.facetsCounted)} of ${fmt(res.total)} matches.`;
+    note.textContent = `Counts cover a sample of ${fmt(res.facetsCounted)} of ` +
+      `${res.totalExact === false ? 'about ' : ''}${fmt(res.total)} matches.`;
   } else {
     note.hidden = true;
   }
