@@ -1,7 +1,5 @@
 #include "indexer/taxonomy_matcher.h"
 
-#include <algorithm>
-
 #include "absl/strings/ascii.h"
 
 namespace issuescope::taxonomy {
@@ -22,11 +20,11 @@ TaxonomyMatcher::TaxonomyMatcher(const Taxonomy* taxonomy) : taxonomy_(taxonomy)
   case_ = std::make_unique<TermAutomaton>(case_terms_);
 }
 
-size_t TaxonomyMatcher::Intern(const std::string& term, std::vector<std::string>* terms) {
-  auto it = std::find(terms->begin(), terms->end(), term);
-  if (it != terms->end()) return static_cast<size_t>(it - terms->begin());
-  terms->push_back(term);
-  return terms->size() - 1;
+size_t TaxonomyMatcher::Intern(const std::string& term, std::vector<std::string>* terms,
+                               absl::flat_hash_map<std::string, size_t>* index) {
+  auto [it, added] = index->try_emplace(term, terms->size());
+  if (added) terms->push_back(term);
+  return it->second;
 }
 
 void TaxonomyMatcher::Add(const std::string& node, const CueSet& cues) {
@@ -35,10 +33,12 @@ void TaxonomyMatcher::Add(const std::string& node, const CueSet& cues) {
   c.node = node;
   for (const std::string& t : cues.terms) {
     c.terms.push_back(absl::AsciiStrToLower(t));
-    c.term_ids.push_back(Intern(c.terms.back(), &lower_terms_));
+    c.term_ids.push_back(Intern(c.terms.back(), &lower_terms_, &lower_index_));
   }
   c.case_terms = cues.case_terms;
-  for (const std::string& t : c.case_terms) c.case_term_ids.push_back(Intern(t, &case_terms_));
+  for (const std::string& t : c.case_terms) {
+    c.case_term_ids.push_back(Intern(t, &case_terms_, &case_index_));
+  }
   for (const std::string& p : cues.patterns) {
     RE2::Options options;
     options.set_case_sensitive(false);

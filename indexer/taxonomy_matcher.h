@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "indexer/taxonomy.h"
 #include "indexer/term_automaton.h"
@@ -65,12 +66,16 @@ class TaxonomyMatcher {
     std::vector<size_t> term_ids, case_term_ids;
   };
   void Add(const std::string& node, const CueSet& cues);
-  static size_t Intern(const std::string& term, std::vector<std::string>* terms);
+  // Intern returns the index of `term` in `terms`, appending it when new (`index` maps terms
+  // to their indexes).
+  static size_t Intern(const std::string& term, std::vector<std::string>* terms,
+                       absl::flat_hash_map<std::string, size_t>* index);
 
   const Taxonomy* taxonomy_;
   std::vector<Compiled> compiled_;
   // Every distinct term, and one automaton over each list (built after compiled_).
   std::vector<std::string> lower_terms_, case_terms_;
+  absl::flat_hash_map<std::string, size_t> lower_index_, case_index_;
   std::unique_ptr<TermAutomaton> lower_, case_;
 };
 

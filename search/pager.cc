@@ -90,27 +90,37 @@ void FillHit(const v1::IssueWithComments& iwc, v1::SearchHit* hit) {
   if (issue.has_tags()) *hit->mutable_tags() = issue.tags();
 }
 
-int64_t CountMatches(const Xapian::Database& db, const Xapian::Query& query,
-                     Xapian::MatchSpy* spy) {
+namespace {
+
+// CheckAtLeast is the check_at_least that counts up to `bound` matches (0: every match).
+Xapian::doccount CheckAtLeast(uint64_t bound, Xapian::doccount doccount) {
+  return bound == 0 ? doccount
+                    : static_cast<Xapian::doccount>(std::min<uint64_t>(bound, doccount));
+}
+
+// BooleanCount runs `query` unranked, in document order, counting up to `check` matches and
+// passing each one seen to `spy` (may be null).
+Xapian::MSet BooleanCount(const Xapian::Database& db, const Xapian::Query& query,
+                          Xapian::MatchSpy* spy, Xapian::doccount check) {
   Xapian::Enquire enquire(db);
   enquire.set_query(query);
   enquire.set_weighting_scheme(Xapian::BoolWeight());
   enquire.set_docid_order(Xapian::Enquire::ASCENDING);
   if (spy != nullptr) enquire.add_matchspy(spy);
-  const Xapian::MSet mset = enquire.get_mset(0, 1, db.get_doccount());
-  return mset.get_matches_estimated();
+  return enquire.get_mset(0, 1, check);
+}
+
+}  // namespace
+
+int64_t CountMatches(const Xapian::Database& db, const Xapian::Query& query,
+                     Xapian::MatchSpy* spy) {
+  return BooleanCount(db, query, spy, db.get_doccount()).get_matches_estimated();
 }
 
 MatchCount CountMatchesBounded(const Xapian::Database& db, const Xapian::Query& query,
                                uint64_t bound) {
-  Xapian::Enquire enquire(db);
-  enquire.set_query(query);
-  enquire.set_weighting_scheme(Xapian::BoolWeight());
-  enquire.set_docid_order(Xapian::Enquire::ASCENDING);
-  const Xapian::doccount doccount = db.get_doccount();
-  const Xapian::doccount check =
-      bound == 0 ? doccount : static_cast<Xapian::doccount>(std::min<uint64_t>(bound, doccount));
-  const Xapian::MSet mset = enquire.get_mset(0, 1, check);
+  const Xapian::MSet mset =
+      BooleanCount(db, query, nullptr, CheckAtLeast(bound, db.get_doccount()));
   MatchCount out;
   out.exact = mset.get_matches_lower_bound() == mset.get_matches_upper_bound();
   out.count = out.exact ? mset.get_matches_lower_bound() : mset.get_matches_estimated();
@@ -154,10 +164,7 @@ absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& pa
   const Xapian::doccount first = static_cast<Xapian::doccount>(std::min<uint64_t>(start, doccount));
   // With a count bound the ranking pass weighs at least that many matches (all of them when
   // there are no more), then may skip the rest.
-  const Xapian::doccount check =
-      options.count_bound == 0
-          ? doccount
-          : static_cast<Xapian::doccount>(std::min<uint64_t>(options.count_bound, doccount));
+  const Xapian::doccount check = CheckAtLeast(options.count_bound, doccount);
   const Xapian::MSet mset =
       enquire.get_mset(first, options.size + 1, count_here && !count_apart ? check : 0);
 
