@@ -6,6 +6,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/civil_time.h"
+#include "absl/time/time.h"
 #include "common/index_facets.h"
 #include "common/index_schema.h"
 #include "common/index_text.h"
@@ -32,6 +35,16 @@ void AddTimeValue(Xapian::Document& doc, Xapian::valueno slot,
                   const google::protobuf::Timestamp& ts, bool present) {
   if (!present) return;
   doc.add_value(slot, Xapian::sortable_serialise(static_cast<double>(ts.seconds())));
+}
+
+// AddMonthTerm adds the "YYYY-MM" (UTC) term of a time under `prefix`: the buckets the search
+// service walks newest (or oldest) first to sort broad queries by that time cheaply.
+void AddMonthTerm(Xapian::Document& doc, absl::string_view prefix,
+                  const google::protobuf::Timestamp& ts, bool present) {
+  if (!present) return;
+  const absl::CivilSecond c =
+      absl::ToCivilSecond(absl::FromUnixSeconds(ts.seconds()), absl::UTCTimeZone());
+  doc.add_boolean_term(absl::StrFormat("%s%04d-%02d", prefix, c.year(), c.month()));
 }
 
 int64_t Nanos(const google::protobuf::Timestamp& ts) {
@@ -127,6 +140,8 @@ Xapian::Document BuildDocument(const v1::IssueWithComments& iwc) {
   AddTimeValue(doc, kCreatedSlot, issue.created_at(), issue.has_created_at());
   AddTimeValue(doc, kUpdatedSlot, issue.updated_at(), issue.has_updated_at());
   AddTimeValue(doc, kClosedSlot, issue.closed_at(), issue.has_closed_at());
+  AddMonthTerm(doc, kCreatedMonthPrefix, issue.created_at(), issue.has_created_at());
+  AddMonthTerm(doc, kUpdatedMonthPrefix, issue.updated_at(), issue.has_updated_at());
   doc.add_value(kCommentsSlot, Xapian::sortable_serialise(issue.comment_count()));
   doc.add_value(kNumberSlot, Xapian::sortable_serialise(static_cast<double>(issue.number())));
   doc.add_value(kReactionsSlot, Xapian::sortable_serialise(issue.reactions()));

@@ -2,9 +2,10 @@
 // Follows Omega's conventions: one unique "Q" term per document, single-capital prefixes for
 // standard fields, "X…" prefixes for our own; dates and numbers live in value slots.
 //
-// Free text is indexed once per field, with positions, under the field's prefix (title S, body
-// XB, comments XC); a plain word or phrase searches all three (common/index_text.h, which both
-// sides call), `in:title|body|comments` one of them. Boolean terms are lower-cased.
+// Free text (common/index_text.h, which both sides call) is indexed once, unprefixed and with
+// positions, title + body + comments in one posting list per word; the title again under S for
+// `in:title`; `in:body|comments` check positions against the field bounds in kTextBoundsSlot.
+// Boolean terms are lower-cased.
 #pragma once
 
 #include <string>
@@ -16,9 +17,7 @@ namespace issuescope::index {
 
 // Term prefixes.
 inline constexpr char kIdPrefix[] = "Q";          // Q<repo_slug>#<number>: unique per issue
-inline constexpr char kTitlePrefix[] = "S";       // title words (positional)
-inline constexpr char kBodyPrefix[] = "XB";       // body words (positional)
-inline constexpr char kCommentPrefix[] = "XC";    // comment words (positional)
+inline constexpr char kTitlePrefix[] = "S";       // title words (positional; also unprefixed)
 inline constexpr char kRepoPrefix[] = "XR";       // XRowner/name (lower-case)
 inline constexpr char kRepoSlugPrefix[] = "XRS";  // XRSgithub:owner/name
 inline constexpr char kOrgPrefix[] = "XO";        // XOowner
@@ -36,6 +35,8 @@ inline constexpr char kLlmPrefix[] = "XL";        // XLtrue / XLfalse
 inline constexpr char kKeywordPrefix[] = "XKW";   // matched llm keywords (Tags.keywords)
 inline constexpr char kTaxonomyPrefix[] = "XTX";  // XTXllm-dl/1: taxonomy version of the tags
 inline constexpr char kYearPrefix[] = "XD";       // XD2024: UTC year of created_at (facets)
+inline constexpr char kCreatedMonthPrefix[] = "XMC";  // XMC2024-06: UTC month of created_at
+inline constexpr char kUpdatedMonthPrefix[] = "XMU";  // XMU2024-06: UTC month of updated_at
 
 // Value slots (numbers via Xapian::sortable_serialise).
 inline constexpr Xapian::valueno kCreatedSlot = 0;    // unix seconds
@@ -46,10 +47,16 @@ inline constexpr Xapian::valueno kNumberSlot = 4;     // issue number
 inline constexpr Xapian::valueno kVersionSlot = 5;    // index::IndexVersion::Encode()
 inline constexpr Xapian::valueno kReactionsSlot = 6;  // reactions
 inline constexpr Xapian::valueno kFacetsSlot = 7;     // facet values (common/index_facets.h)
+inline constexpr Xapian::valueno kTextBoundsSlot = 8;  // field bounds (common/index_text.h)
 
 // Metadata keys. "feed:<store_id>" holds the highest consumed change-feed sequence number of
 // that crawler worker's store, committed in the same transaction as the documents.
 inline constexpr char kFeedMetadataPrefix[] = "feed:";
+
+// Metadata key naming the free-text scheme the documents were indexed with (kTextScheme); the
+// search service warns about an index of another scheme (rebuild it with `issuescope reindex`).
+inline constexpr char kTextSchemeKey[] = "text_scheme";
+inline constexpr char kTextScheme[] = "unprefixed-1";
 
 // Metadata key holding the fingerprint (taxonomy name/version + model hash) the documents'
 // tags were made with; the indexer re-tags when it differs from its own.

@@ -2,21 +2,28 @@
 // comments into Xapian terms, and how the search service parses free text so that its terms
 // match. Both sides call these functions, so the two can never drift apart.
 //
-// Scheme (measured in docs/BENCHMARKS.md, "Free-text term scheme"): each field is indexed ONCE,
-// under its own prefix — title under kTitlePrefix (wdf 2, the title boost), body under
-// kBodyPrefix, every comment under kCommentPrefix — with positions (phrases must match in any
-// field, comments included) and English stemming STEM_SOME (an unstemmed positional term plus
-// a "Z" stem per word, so exact forms, wildcards on surface forms and stems all work). Until
-// this scheme every text was also indexed unprefixed, which doubled the terms and the cost.
+// Scheme "unprefixed-1" (kTextScheme; measured in docs/BENCHMARKS.md, "Free-text term
+// scheme"): the title, the body and every comment are indexed ONCE, unprefixed, into one
+// positional posting list per word, in that order, with a gap of positions between the fields
+// and between comments so that a phrase never spans two of them; the title's wdf counts twice
+// (the title boost). English stemming STEM_SOME: an unstemmed positional term plus a "Z" stem
+// per word, so exact forms, wildcards on surface forms and stems all work. So a plain word is
+// one posting list (its total is its term frequency) and a phrase checks one position list per
+// word. The title is indexed a second time under kTitlePrefix (titles are short) so that
+// `in:title` is a posting list of its own. `in:body` and `in:comments` are the all-text query
+// with every word, phrase and wildcard checked against the document's field bounds (the first
+// body and first comment positions, kept in kTextBoundsSlot): ScopeToField.
 //
-// Query side: kAll searches the three field prefixes (Xapian's QueryParser ORs a query built for
-// each prefix, phrases included) and also the unprefixed form. The unprefixed alternative
-// matches nothing in an index built with this scheme; it keeps MSet::snippet highlighting
-// (which only recognises unprefixed terms) and keeps indexes written by the old scheme
-// searchable. kTitle, kBody and kComments (`in:title|body|comments`) search one prefix.
+// Until "unprefixed-1" each field had its own prefixed terms (XB body, XC comments), so a plain
+// word was the OR of three posting lists; an index of that scheme is refused by the search
+// service's text queries with a message to rebuild it (`issuescope reindex`).
 //
 // Stateless; thread-safe.
 #pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
 
 #include "issuescope/v1/model.pb.h"
 #include "xapian.h"
@@ -26,7 +33,8 @@ namespace issuescope::index {
 // TextField names the part of an issue a piece of free text is searched in.
 enum class TextField { kAll, kTitle, kBody, kComments };
 
-// IndexIssueText adds the free-text terms (and positions) of `issue` to `doc`.
+// IndexIssueText adds the free-text terms (and positions) of `issue` to `doc`, and its field
+// bounds to kTextBoundsSlot.
 void IndexIssueText(const v1::IssueWithComments& issue, Xapian::Document* doc);
 
 // IndexIssueText is the same with a caller-owned TermGenerator, reused across documents by
@@ -39,12 +47,31 @@ void IndexIssueText(const v1::IssueWithComments& issue, Xapian::Document* doc,
 // stemming strategy, CJK n-grams). Not thread-safe: one per thread.
 Xapian::TermGenerator MakeTextTermGenerator();
 
-// ConfigureTextParser sets stemmer, stemming strategy and field prefixes of `parser` so that
-// text parsed with TextParseFlags() matches what IndexIssueText indexed for `field`.
+// ConfigureTextParser sets stemmer, stemming strategy and field prefix of `parser` so that text
+// parsed with TextParseFlags() matches what IndexIssueText indexed: kTitle searches the title
+// terms; every other field the all-text terms (kBody and kComments then need ScopeToField).
 void ConfigureTextParser(TextField field, Xapian::QueryParser* parser);
 
 // TextParseFlags are the Xapian::QueryParser flags for free text (phrases, CJK n-grams,
 // wildcards).
 unsigned TextParseFlags();
+
+// ScopeToField restricts `text`, a query parsed for TextField::kAll, to the body or the
+// comments (`field`; kAll and kTitle return `text` unchanged): each term, phrase and wildcard
+// of it must occur inside that field (a stem matches through its surface forms). Weights stay
+// those of the all-text terms. Document-level checks read positions, so a scoped query costs
+// more per match than an unscoped one. `db` expands stems and wildcards.
+Xapian::Query ScopeToField(const Xapian::Query& text, TextField field, const Xapian::Database& db);
+
+// TextBounds are the first positions of the body and of the comments in a document's
+// all-text terms (the title starts at 1). Positions from `comments` on belong to comments.
+struct TextBounds {
+  uint32_t body = 0;
+  uint32_t comments = 0;
+};
+
+// EncodeTextBounds / DecodeTextBounds are the kTextBoundsSlot value's encoding.
+std::string EncodeTextBounds(const TextBounds& bounds);
+std::optional<TextBounds> DecodeTextBounds(const std::string& value);
 
 }  // namespace issuescope::index

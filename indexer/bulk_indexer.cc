@@ -142,6 +142,7 @@ absl::Status MergeShard(const std::string& runs_dir, const std::vector<int64_t>&
     }
     Xapian::WritableDatabase db(dest, Xapian::DB_OPEN);
     for (const auto& [key, value] : metadata) db.set_metadata(key, value);
+    db.set_metadata(index::kTextSchemeKey, index::kTextScheme);
     db.commit();
     db.close();
   } catch (const Xapian::Error& e) {

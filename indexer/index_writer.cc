@@ -199,6 +199,7 @@ absl::Status IndexWriter::ApplyLocked(const v1::ChangeBatch& batch, ApplyResult*
       ++result->upserted;
     }
     db_.set_metadata(FeedKey(batch.store_id()), std::to_string(batch.last_seq()));
+    db_.set_metadata(index::kTextSchemeKey, index::kTextScheme);
   } catch (const Xapian::Error& e) {
     absl::Status cause = RollbackLocked(XapianError(
         absl::StrCat("indexing batch of store ", batch.store_id(), " up to seq ", batch.last_seq()),
@@ -328,6 +329,8 @@ absl::StatusOr<RetagBatchResult> IndexWriter::RetagBatch(Tagger* tagger,
       ++result.retagged;
     }
     result.finished = it == end || *it > up_to_docid;
+    // Every document is rebuilt, so a finished pass leaves the index in the current text scheme.
+    if (result.finished) db_.set_metadata(index::kTextSchemeKey, index::kTextScheme);
     if (metadata) {
       for (const auto& [key, value] : metadata(result)) db_.set_metadata(key, value);
     }

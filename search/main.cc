@@ -24,6 +24,8 @@
 #include <utility>
 
 #include "CLI/CLI.hpp"
+#include "common/index_layout.h"
+#include "common/index_schema.h"
 #include "common/logging.h"
 #include "common/subprocess.h"
 #include "search/search_service.h"
@@ -43,6 +45,23 @@ int Fail(const std::string& message) {
 }
 
 }  // namespace
+
+// WarnAboutTextScheme logs a warning when the index holds documents of another free-text scheme
+// than this build's (common/index_text.h): its word queries would match nothing.
+static void WarnAboutTextScheme(const std::string& index_dir) {
+  try {
+    Xapian::Database db = issuescope::index::OpenIndexForReading(index_dir);
+    const std::string scheme = db.get_metadata(issuescope::index::kTextSchemeKey);
+    if (db.get_doccount() > 0 && scheme != issuescope::index::kTextScheme) {
+      spdlog::warn("index {} was built with free-text scheme '{}', this build searches '{}': "
+                   "free-text queries will not match until it is rebuilt (issuescope reindex)",
+                   index_dir, scheme.empty() ? "per-field" : scheme,
+                   issuescope::index::kTextScheme);
+    }
+  } catch (const Xapian::Error&) {
+    // No index yet: the indexer creates it in the current scheme.
+  }
+}
 
 int main(int argc, char** argv) {
   CLI::App app{"issuescope search service: answers queries over the Xapian index"};
@@ -98,6 +117,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  WarnAboutTextScheme(index_dir);
   std::unique_ptr<issuescope::search::Searcher> searcher =
       issuescope::search::Searcher::ForPath(index_dir, searcher_options);
   issuescope::search::SearchService service(searcher.get());

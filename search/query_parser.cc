@@ -277,7 +277,7 @@ class Parser {
       for (index::TextField field : scopes_.back()) {
         Xapian::Query q = (*text_parsers_)[static_cast<size_t>(field)].parse_query(
             text, index::TextParseFlags());
-        if (!q.empty()) alternatives.push_back(q);
+        if (!q.empty()) alternatives.push_back(index::ScopeToField(q, field, db_));
       }
       if (!alternatives.empty()) clause.query = Combine(Xapian::Query::OP_OR, alternatives);
     } catch (const Xapian::QueryParserError& e) {

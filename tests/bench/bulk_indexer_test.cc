@@ -84,7 +84,8 @@ class BulkIndexerTest : public ::testing::Test {
     parser.set_database(db);
     parser.set_default_op(Xapian::Query::OP_AND);
     Xapian::Enquire enquire(db);
-    enquire.set_query(parser.parse_query(query, index::TextParseFlags()));
+    enquire.set_query(
+        index::ScopeToField(parser.parse_query(query, index::TextParseFlags()), field, db));
     std::set<int64_t> numbers;
     for (Xapian::MSetIterator it = enquire.get_mset(0, 1000).begin(); it != Xapian::MSetIterator();
          ++it) {

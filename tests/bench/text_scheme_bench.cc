@@ -3,7 +3,7 @@
 // and prints CPU milliseconds per document, terms and positions per document and database
 // bytes per document. Each document also carries the serialized issue as data, as the real
 // documents do; boolean terms and value slots are left out (they are the same in every scheme).
-// "per-field (current)" is common/index_text's IndexIssueText; the others are alternatives
+// "unprefixed once + title (current)" is common/index_text's IndexIssueText; the others are alternatives
 // measured for docs/BENCHMARKS.md.
 //
 //   bench_text_schemes [--issues N] [--dir DIR]
@@ -27,6 +27,9 @@ namespace {
 namespace ix = issuescope::index;
 using issuescope::v1::IssueWithComments;
 using TextFn = std::function<void(const IssueWithComments&, Xapian::Document*)>;
+// The per-field prefixes of the scheme before "unprefixed-1" (body, comments).
+constexpr char kOldBodyPrefix[] = "XB";
+constexpr char kOldCommentPrefix[] = "XC";
 
 double CpuSeconds() {
   rusage usage;
@@ -47,8 +50,8 @@ Xapian::TermGenerator Generator(Xapian::TermGenerator::stem_strategy strategy) {
 void Fields(const IssueWithComments& iwc, Xapian::TermGenerator& gen, bool prefixed,
             bool comment_positions) {
   const std::string s = prefixed ? ix::kTitlePrefix : "";
-  const std::string b = prefixed ? ix::kBodyPrefix : "";
-  const std::string c = prefixed ? ix::kCommentPrefix : "";
+  const std::string b = prefixed ? kOldBodyPrefix : "";
+  const std::string c = prefixed ? kOldCommentPrefix : "";
   gen.index_text(iwc.issue().title(), 2, s);
   gen.increase_termpos();
   gen.index_text(iwc.issue().body(), 1, b);
@@ -89,8 +92,8 @@ void CopyScheme(const IssueWithComments& iwc, Xapian::Document* doc, bool field_
     }
   };
   field(ix::kTitlePrefix, true, [&] { gen.index_text(iwc.issue().title(), 2); });
-  field(ix::kBodyPrefix, field_positions, [&] { gen.index_text(iwc.issue().body(), 1); });
-  field(ix::kCommentPrefix, field_positions, [&] {
+  field(kOldBodyPrefix, field_positions, [&] { gen.index_text(iwc.issue().body(), 1); });
+  field(kOldCommentPrefix, field_positions, [&] {
     for (const auto& c : iwc.comments()) {
       gen.increase_termpos();
       gen.index_text(c.body(), 1);
@@ -117,8 +120,14 @@ std::vector<Scheme> Schemes() {
          gen.increase_termpos();
          Fields(iwc, gen, false, true);
        }},
-      {"per-field once (current)", [](const IssueWithComments& iwc,
-                                      Xapian::Document* doc) { ix::IndexIssueText(iwc, doc); }},
+      {"per-field once (previous)",
+       [](const IssueWithComments& iwc, Xapian::Document* doc) {
+         Xapian::TermGenerator gen = Generator(Xapian::TermGenerator::STEM_SOME);
+         gen.set_document(*doc);
+         Fields(iwc, gen, true, true);
+       }},
+      {"unprefixed once + title (current)", [](const IssueWithComments& iwc,
+                                     Xapian::Document* doc) { ix::IndexIssueText(iwc, doc); }},
       {"all-text + fields, title positions",
        [](const IssueWithComments& iwc, Xapian::Document* doc) { CopyScheme(iwc, doc, false); }},
       {"all-text + fields, all field positions",
@@ -135,7 +144,7 @@ std::vector<Scheme> Schemes() {
          gen.set_document(*doc);
          Fields(iwc, gen, true, false);
        }},
-      {"per-field once, no document data",
+      {"unprefixed once + title, no document data",
        [](const IssueWithComments& iwc, Xapian::Document* doc) { ix::IndexIssueText(iwc, doc); },
        false},
       {"whole document (index::BuildDocument)",

@@ -117,8 +117,10 @@ async function main() {
     const hits = page.locator('#hits li.hit');
     let opened = false;
     for (let i = 0; i < await hits.count(); i++) {
-      const meta = await hits.nth(i).locator('.meta').textContent();
-      const m = /(\d+) comments/.exec(meta);
+      // The meta line's parts are separate spans ("updated 2020-07-02", "0 comments"); read the
+      // count from its own span (the joined text would run the date into it).
+      const parts = await hits.nth(i).locator('.meta span').allTextContents();
+      const m = parts.map((t) => /^(\d+) comments$/.exec(t.trim())).find(Boolean);
       if (!m || Number(m[1]) === 0) continue;
       const title = await hits.nth(i).locator('a.hit-title').textContent();
       await hits.nth(i).locator('a.hit-title').click();
