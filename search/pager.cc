@@ -1,6 +1,12 @@
 #include "search/pager.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/civil_time.h"
+#include "absl/time/time.h"
 
 #include "common/index_document.h"
 #include "common/index_schema.h"
@@ -43,8 +49,16 @@ Xapian::Query AfterKey(Xapian::valueno slot, bool ascending, const PageCursor& c
       Xapian::Query::OP_AND_NOT, Xapian::Query(away, index::kNumberSlot, cursor.number_value),
       Equal(index::kNumberSlot, cursor.number_value));
   const Xapian::Query seen(Xapian::Query::OP_AND, Equal(slot, cursor.sort_value), number_before);
-  return Xapian::Query(Xapian::Query::OP_AND_NOT,
-                       Xapian::Query(toward, slot, cursor.sort_value), seen);
+  const Xapian::Query after(Xapian::Query::OP_AND_NOT,
+                            Xapian::Query(toward, slot, cursor.sort_value), seen);
+  if (ascending) return after;  // documents without the value sort first: already returned
+  // Descending, documents without the value sort last (MultiValueKeyMaker puts an empty
+  // reversed value after every other): still to come.
+  // (OP_VALUE_GE with "" would match every document; "\0" is the least non-empty value.)
+  const Xapian::Query without_value(
+      Xapian::Query::OP_AND_NOT, Xapian::Query::MatchAll,
+      Xapian::Query(Xapian::Query::OP_VALUE_GE, slot, std::string(1, '\0')));
+  return Xapian::Query(Xapian::Query::OP_OR, after, without_value);
 }
 
 // IsDisjunctionOfTerms says whether `query` is terms joined by OR (or a synonym or wildcard
@@ -63,6 +77,47 @@ bool IsDisjunctionOfTerms(const Xapian::Query& query) {
     default:
       return false;
   }
+}
+
+// MonthPrefix is the prefix of the month bucket terms of a sort field, or nullptr.
+const char* MonthPrefix(SortField field) {
+  switch (field) {
+    case SortField::kCreated: return index::kCreatedMonthPrefix;
+    case SortField::kUpdated: return index::kUpdatedMonthPrefix;
+    default: return nullptr;
+  }
+}
+
+// MonthOf is "YYYY-MM" (UTC) of a sortable-serialised unix time, as the month terms spell it.
+std::string MonthOf(const std::string& sortable_seconds) {
+  const auto seconds = static_cast<int64_t>(Xapian::sortable_unserialise(sortable_seconds));
+  const absl::CivilSecond c =
+      absl::ToCivilSecond(absl::FromUnixSeconds(seconds), absl::UTCTimeZone());
+  return absl::StrFormat("%04d-%02d", c.year(), c.month());
+}
+
+// MonthBuckets returns the month terms under `prefix`, in the order a walk visits them (newest
+// first unless `ascending`), or an empty list when some document has none (it could not be
+// reached by a walk; such an index sorts in one pass). With a keyset `cursor`, months before
+// the cursor's in the walk's order are left out (AfterKey excludes all their documents).
+std::vector<std::string> MonthBuckets(const Xapian::Database& db, const std::string& prefix,
+                                      bool ascending, const PageCursor& cursor) {
+  std::vector<std::string> terms;
+  Xapian::doccount covered = 0;
+  for (Xapian::TermIterator t = db.allterms_begin(prefix); t != db.allterms_end(prefix); ++t) {
+    terms.push_back(*t);
+    covered += t.get_termfreq();
+  }
+  if (covered != db.get_doccount()) return {};
+  if (!ascending) std::reverse(terms.begin(), terms.end());
+  if (cursor.keyset && !cursor.sort_value.empty()) {
+    const std::string from = prefix + MonthOf(cursor.sort_value);
+    auto keep = std::find_if(terms.begin(), terms.end(), [&](const std::string& t) {
+      return ascending ? t >= from : t <= from;
+    });
+    terms.erase(terms.begin(), keep);
+  }
+  return terms;
 }
 
 }  // namespace
@@ -165,12 +220,51 @@ absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& pa
   // With a count bound the ranking pass weighs at least that many matches (all of them when
   // there are no more), then may skip the rest.
   const Xapian::doccount check = CheckAtLeast(options.count_bound, doccount);
-  const Xapian::MSet mset =
-      enquire.get_mset(first, options.size + 1, count_here && !count_apart ? check : 0);
+  // A broad query sorted by created or updated time walks the month buckets in sort order,
+  // sorting one month's matches at a time, until the page is full: reading every match's sort
+  // key (a million for a broad word) is what a one-pass sort costs. The total, if wanted, is
+  // then counted apart (bounded). Not with a spy, which must see every match anyway.
+  std::vector<Xapian::MSet> msets;
+  bool walked = false;
+  const char* month_prefix = MonthPrefix(field);
+  if (by_value && month_prefix != nullptr && options.spy == nullptr &&
+      enquire.get_mset(0, 0).get_matches_estimated() >= options.bucket_walk_min_matches) {
+    const std::vector<std::string> buckets = MonthBuckets(db, month_prefix, ascending, cursor);
+    if (!buckets.empty()) {
+      walked = true;
+      Xapian::doccount skip = first;
+      Xapian::doccount need = static_cast<Xapian::doccount>(options.size) + 1;
+      for (const std::string& bucket : buckets) {
+        enquire.set_query(Xapian::Query(Xapian::Query::OP_FILTER, query, Xapian::Query(bucket)));
+        Xapian::MSet part = enquire.get_mset(skip, need, skip + need);
+        if (part.empty()) {
+          // At most skip + need matches, so counted exactly: all of them are skipped.
+          skip -= std::min<Xapian::doccount>(skip, part.get_matches_lower_bound());
+          continue;
+        }
+        skip = 0;
+        need -= std::min<Xapian::doccount>(need, part.size());
+        msets.push_back(std::move(part));
+        if (need == 0) break;
+      }
+    }
+  }
+  if (!walked) {
+    msets.push_back(
+        enquire.get_mset(first, options.size + 1, count_here && !count_apart ? check : 0));
+  }
+  const Xapian::MSet& mset = msets.empty() ? Xapian::MSet() : msets.front();
 
   Page page;
-  const bool known = mset.get_matches_lower_bound() == mset.get_matches_upper_bound();
-  if (count_apart && options.spy == nullptr && known) {
+  const bool known =
+      !walked && mset.get_matches_lower_bound() == mset.get_matches_upper_bound();
+  if (walked) {
+    if (options.count_total) {
+      const MatchCount counted = CountMatchesBounded(db, parsed.query, options.count_bound);
+      page.total = counted.count;
+      page.total_exact = counted.exact;
+    }
+  } else if (count_apart && options.spy == nullptr && known) {
     page.total = mset.get_matches_lower_bound();
   } else if (count_here && !count_apart) {
     page.total_exact = known;
@@ -184,39 +278,44 @@ absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& pa
   }
   std::string last_sort, last_number;
   uint64_t ties = 0;
-  for (Xapian::MSetIterator it = mset.begin(); it != mset.end(); ++it) {
-    if (page.hits.size() == static_cast<size_t>(options.size)) {
-      PageCursor next;
-      next.offset = cursor.offset + page.hits.size();
-      if (by_value && !last_sort.empty()) {
-        next.keyset = true;
-        next.sort_value = last_sort;
-        next.number_value = last_number;
-        next.ties = ties;
+  bool full = false;
+  for (const Xapian::MSet& part : msets) {
+    for (Xapian::MSetIterator it = part.begin(); it != part.end() && !full; ++it) {
+      if (page.hits.size() == static_cast<size_t>(options.size)) {
+        PageCursor next;
+        next.offset = cursor.offset + page.hits.size();
+        if (by_value && !last_sort.empty()) {
+          next.keyset = true;
+          next.sort_value = last_sort;
+          next.number_value = last_number;
+          next.ties = ties;
+        }
+        page.next = next;
+        full = true;
+        break;
       }
-      page.next = next;
-      break;
+      const Xapian::Document doc = it.get_document();
+      ASSIGN_OR_RETURN(v1::IssueWithComments iwc, index::ReadDocument(doc));
+      v1::SearchHit& hit = page.hits.emplace_back();
+      FillHit(iwc, &hit);
+      hit.set_score(parsed.has_text ? it.get_weight() : 0.0);
+      if (options.snippets) {
+        hit.set_snippet(MakeSnippet(part, parsed.has_text, iwc, options.snippet_bytes));
+      }
+      if (by_value) {
+        std::string sort_value = doc.get_value(slot);
+        std::string number_value = doc.get_value(index::kNumberSlot);
+        const bool same = sort_value == last_sort && number_value == last_number;
+        // Ties carried over from the previous page count when the key did not move.
+        const bool same_as_cursor = page.hits.size() == 1 && cursor.keyset &&
+                                    sort_value == cursor.sort_value &&
+                                    number_value == cursor.number_value;
+        ties = same ? ties + 1 : (same_as_cursor ? cursor.ties + 1 : 1);
+        last_sort = std::move(sort_value);
+        last_number = std::move(number_value);
+      }
     }
-    const Xapian::Document doc = it.get_document();
-    ASSIGN_OR_RETURN(v1::IssueWithComments iwc, index::ReadDocument(doc));
-    v1::SearchHit& hit = page.hits.emplace_back();
-    FillHit(iwc, &hit);
-    hit.set_score(parsed.has_text ? it.get_weight() : 0.0);
-    if (options.snippets) {
-      hit.set_snippet(MakeSnippet(mset, parsed.has_text, iwc, options.snippet_bytes));
-    }
-    if (by_value) {
-      std::string sort_value = doc.get_value(slot);
-      std::string number_value = doc.get_value(index::kNumberSlot);
-      const bool same = sort_value == last_sort && number_value == last_number;
-      // Ties carried over from the previous page count when the key did not move.
-      const bool same_as_cursor = page.hits.size() == 1 && cursor.keyset &&
-                                  sort_value == cursor.sort_value &&
-                                  number_value == cursor.number_value;
-      ties = same ? ties + 1 : (same_as_cursor ? cursor.ties + 1 : 1);
-      last_sort = std::move(sort_value);
-      last_number = std::move(number_value);
-    }
+    if (full) break;
   }
   return page;
 }

@@ -34,6 +34,11 @@ struct PageOptions {
   uint64_t count_bound = 0;
   // Spy to pass every match to when counting (only with count_total; not owned). Default: none.
   Xapian::MatchSpy* spy = nullptr;
+  // A query sorted by created or updated time and estimated to match at least this many
+  // documents is paged by walking the month bucket terms in sort order (one month's matches
+  // sorted at a time) instead of sorting every match; its total is then counted apart
+  // (bounded). Not with a spy. Default: 5000 (tests set 0 to walk always, or a huge number).
+  uint64_t bucket_walk_min_matches = 5000;
   // Highlighted snippets in the hits. Default: true.
   bool snippets = true;
   // Length of snippets in bytes.
