@@ -18,6 +18,9 @@
 
 namespace issuescope::search {
 
+// kSampleWindows is the number of windows per database the search service samples with.
+inline constexpr int kSampleWindows = 256;
+
 class DocidSample : public Xapian::PostingSource {
  public:
   // DocidSample covers `fraction` (clamped to (0, 1]) of each database's id range with

@@ -1,6 +1,7 @@
 #include "search/pager.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
+#include "search/docid_sample.h"
 #include "search/snippet.h"
 
 namespace issuescope::search {
@@ -174,12 +176,42 @@ int64_t CountMatches(const Xapian::Database& db, const Xapian::Query& query,
 
 MatchCount CountMatchesBounded(const Xapian::Database& db, const Xapian::Query& query,
                                uint64_t bound) {
-  const Xapian::MSet mset =
-      BooleanCount(db, query, nullptr, CheckAtLeast(bound, db.get_doccount()));
-  MatchCount out;
-  out.exact = mset.get_matches_lower_bound() == mset.get_matches_upper_bound();
-  out.count = out.exact ? mset.get_matches_lower_bound() : mset.get_matches_estimated();
-  return out;
+  // Xapian's matcher does not stop an unranked pass at check_at_least (no weight can prune
+  // it), so a bound on the work is kept here. First what the posting lists' statistics say:
+  // exact for one term (a label, a state, a single word), free.
+  Xapian::Enquire estimator(db);
+  estimator.set_query(query);
+  estimator.set_weighting_scheme(Xapian::BoolWeight());
+  const Xapian::MSet probe = estimator.get_mset(0, 0);  // statistics only: no match is run
+  if (probe.get_matches_lower_bound() == probe.get_matches_upper_bound()) {
+    return {static_cast<int64_t>(probe.get_matches_lower_bound()), true};
+  }
+  const Xapian::doccount doccount = db.get_doccount();
+  const auto full = [&] {
+    return MatchCount{static_cast<int64_t>(
+                          BooleanCount(db, query, nullptr, doccount).get_matches_lower_bound()),
+                      true};
+  };
+  if (bound == 0 || probe.get_matches_upper_bound() <= bound) return full();
+  // Then the matches inside an evenly spread sample of document ids (DocidSample), sized from
+  // the estimate to hold about twice the bound and grown while it holds fewer than the bound:
+  // at least `bound` matches in the sample prove the total larger, and the sample scaled up
+  // estimates it; a sample grown to everything counts exactly.
+  const double estimate = std::max<double>(1, probe.get_matches_estimated());
+  double fraction = std::min(1.0, 2.0 * static_cast<double>(bound) / estimate);
+  while (fraction < 1.0) {
+    const Xapian::Query sampled(
+        Xapian::Query::OP_FILTER, query,
+        Xapian::Query((new DocidSample(fraction, kSampleWindows))->release()));
+    const Xapian::doccount in_sample =
+        BooleanCount(db, sampled, nullptr, doccount).get_matches_lower_bound();
+    if (in_sample >= bound) {
+      return {static_cast<int64_t>(std::llround(in_sample / fraction)), false};
+    }
+    fraction = std::min(1.0, fraction * std::max(2.0, 2.0 * static_cast<double>(bound) /
+                                                          std::max<double>(1, in_sample)));
+  }
+  return full();
 }
 
 absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& parsed,
@@ -234,7 +266,19 @@ absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& pa
       walked = true;
       Xapian::doccount skip = first;
       Xapian::doccount need = static_cast<Xapian::doccount>(options.size) + 1;
+      // A query whose matches lie far from the walk's start (a date filter on another field,
+      // say) yields little per month: once the months walked hold a quarter of the index and
+      // the page is not full, one pass over everything is cheaper.
+      uint64_t walked_docs = 0;
+      const uint64_t walk_limit = std::max<uint64_t>(1, db.get_doccount() / 4);
       for (const std::string& bucket : buckets) {
+        walked_docs += db.get_termfreq(bucket);
+        if (walked_docs > walk_limit && bucket != buckets.front()) {
+          walked = false;
+          msets.clear();
+          enquire.set_query(query);
+          break;
+        }
         enquire.set_query(Xapian::Query(Xapian::Query::OP_FILTER, query, Xapian::Query(bucket)));
         Xapian::MSet part = enquire.get_mset(skip, need, skip + need);
         if (part.empty()) {
@@ -278,6 +322,8 @@ absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& pa
   }
   std::string last_sort, last_number;
   uint64_t ties = 0;
+  const std::vector<std::string> snippet_roots =
+      options.snippets && parsed.has_text ? SnippetRoots(parsed.query) : std::vector<std::string>();
   bool full = false;
   for (const Xapian::MSet& part : msets) {
     for (Xapian::MSetIterator it = part.begin(); it != part.end() && !full; ++it) {
@@ -300,7 +346,8 @@ absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& pa
       FillHit(iwc, &hit);
       hit.set_score(parsed.has_text ? it.get_weight() : 0.0);
       if (options.snippets) {
-        hit.set_snippet(MakeSnippet(part, parsed.has_text, iwc, options.snippet_bytes));
+        hit.set_snippet(
+            MakeSnippet(part, parsed.has_text, iwc, options.snippet_bytes, snippet_roots));
       }
       if (by_value) {
         std::string sort_value = doc.get_value(slot);

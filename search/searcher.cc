@@ -24,9 +24,6 @@
 namespace issuescope::search {
 namespace {
 
-// Windows of the document-id sample that facets of broad queries are counted over.
-constexpr int kSampleWindows = 256;
-
 // Times a call is retried when the index changed under it (DatabaseModifiedError).
 constexpr int kModifiedRetries = 3;
 

@@ -1,0 +1,113 @@
+// bench_search_probe: where one query's time goes, in-process over an index (no gRPC): the
+// median CPU time of each stage the search service runs for it — parsing, Xapian's estimate,
+// the page with its bounded total (as Search runs it), the page alone, the page without
+// snippets, and the bounded count (CountMatchesBounded) — over --reps runs. A tool for the search latency work (docs/BENCHMARKS.md).
+//
+//   bench_search_probe --index DIR [--queries search_queries.txt | --query "text"] [--reps N]
+//                      [--count-bound N]
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_split.h"
+#include "common/index_layout.h"
+#include "search/pager.h"
+#include "search/query_parser.h"
+#include "xapian.h"
+
+namespace {
+
+using issuescope::search::FetchPage;
+using issuescope::search::PageCursor;
+using issuescope::search::PageOptions;
+using issuescope::search::ParsedQuery;
+using issuescope::search::QueryParser;
+
+double ThreadCpuMs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+double MedianMs(int reps, const std::function<void()>& fn) {
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    const double t0 = ThreadCpuMs();
+    fn();
+    ms.push_back(ThreadCpuMs() - t0);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Per-stage CPU time of search queries, in-process."};
+  std::string index_dir, queries_file, one_query;
+  int reps = 5;
+  uint64_t count_bound = 20000;
+  app.add_option("--index", index_dir, "index directory")->required();
+  app.add_option("--queries", queries_file, "query set (ID<TAB>CATEGORY<TAB>FACETS<TAB>QUERY)");
+  app.add_option("--query", one_query, "one query");
+  app.add_option("--reps", reps, "runs per stage (median reported)")->check(CLI::Range(1, 1000));
+  app.add_option("--count-bound", count_bound, "as issuescope-search --count-bound");
+  CLI11_PARSE(app, argc, argv);
+
+  std::vector<std::pair<std::string, std::string>> queries;
+  if (!one_query.empty()) queries.emplace_back("q", one_query);
+  if (!queries_file.empty()) {
+    std::ifstream in(queries_file);
+    if (!in) {
+      std::fprintf(stderr, "bench_search_probe: cannot read %s\n", queries_file.c_str());
+      return 2;
+    }
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      std::vector<std::string> f = absl::StrSplit(line, '\t');
+      if (f.size() == 4) queries.emplace_back(f[0], f[3]);
+    }
+  }
+  Xapian::Database db = issuescope::index::OpenIndexForReading(index_dir);
+  std::printf("%-4s %8s %9s %9s %9s %9s %9s  %s\n", "id", "parse", "estimate", "page+tot",
+              "page", "no-snip", "count", "query");
+  for (const auto& [id, text] : queries) {
+    QueryParser parser(db);
+    absl::StatusOr<ParsedQuery> parsed = parser.Parse(text);
+    if (!parsed.ok()) {
+      std::printf("%-4s error: %s\n", id.c_str(), std::string(parsed.status().message()).c_str());
+      continue;
+    }
+    PageOptions with_total;
+    with_total.count_total = !parsed->match_all;
+    with_total.count_bound = count_bound;
+    PageOptions page_only = with_total;
+    page_only.count_total = false;
+    const double parse = MedianMs(reps, [&] { (void)parser.Parse(text); });
+    const double estimate = MedianMs(reps, [&] {
+      Xapian::Enquire e(db);
+      e.set_query(parsed->query);
+      (void)e.get_mset(0, 0).get_matches_estimated();
+    });
+    const double full =
+        MedianMs(reps, [&] { (void)FetchPage(db, *parsed, PageCursor(), with_total); });
+    const double page =
+        MedianMs(reps, [&] { (void)FetchPage(db, *parsed, PageCursor(), page_only); });
+    const double count = MedianMs(reps, [&] {
+      (void)issuescope::search::CountMatchesBounded(db, parsed->query, count_bound);
+    });
+    PageOptions bare = page_only;
+    bare.snippets = false;
+    const double no_snippets =
+        MedianMs(reps, [&] { (void)FetchPage(db, *parsed, PageCursor(), bare); });
+    std::printf("%-4s %8.2f %9.2f %9.2f %9.2f %9.2f %9.2f  %s\n", id.c_str(), parse, estimate,
+                full, page, no_snippets, count, text.c_str());
+  }
+  return 0;
+}
