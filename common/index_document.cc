@@ -38,7 +38,8 @@ void AddTimeValue(Xapian::Document& doc, Xapian::valueno slot,
 }
 
 // AddMonthTerm adds the "YYYY-MM" (UTC) term of a time under `prefix`: the buckets the search
-// service walks newest (or oldest) first to sort broad queries by that time cheaply.
+// service walks newest (or oldest) first to sort broad queries by that time cheaply, and the
+// posting lists date ranges are answered from.
 void AddMonthTerm(Xapian::Document& doc, absl::string_view prefix,
                   const google::protobuf::Timestamp& ts, bool present) {
   if (!present) return;
@@ -142,6 +143,7 @@ Xapian::Document BuildDocument(const v1::IssueWithComments& iwc) {
   AddTimeValue(doc, kClosedSlot, issue.closed_at(), issue.has_closed_at());
   AddMonthTerm(doc, kCreatedMonthPrefix, issue.created_at(), issue.has_created_at());
   AddMonthTerm(doc, kUpdatedMonthPrefix, issue.updated_at(), issue.has_updated_at());
+  AddMonthTerm(doc, kClosedMonthPrefix, issue.closed_at(), issue.has_closed_at());
   doc.add_value(kCommentsSlot, Xapian::sortable_serialise(issue.comment_count()));
   doc.add_value(kNumberSlot, Xapian::sortable_serialise(static_cast<double>(issue.number())));
   doc.add_value(kReactionsSlot, Xapian::sortable_serialise(issue.reactions()));

@@ -37,6 +37,7 @@ inline constexpr char kTaxonomyPrefix[] = "XTX";  // XTXllm-dl/1: taxonomy versi
 inline constexpr char kYearPrefix[] = "XD";       // XD2024: UTC year of created_at (facets)
 inline constexpr char kCreatedMonthPrefix[] = "XMC";  // XMC2024-06: UTC month of created_at
 inline constexpr char kUpdatedMonthPrefix[] = "XMU";  // XMU2024-06: UTC month of updated_at
+inline constexpr char kClosedMonthPrefix[] = "XMX";   // XMX2024-06: UTC month of closed_at
 
 // Value slots (numbers via Xapian::sortable_serialise).
 inline constexpr Xapian::valueno kCreatedSlot = 0;    // unix seconds

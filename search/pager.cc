@@ -194,11 +194,11 @@ MatchCount CountMatchesBounded(const Xapian::Database& db, const Xapian::Query& 
   };
   if (bound == 0 || probe.get_matches_upper_bound() <= bound) return full();
   // Then the matches inside an evenly spread sample of document ids (DocidSample), sized from
-  // the estimate to hold about twice the bound and grown while it holds fewer than the bound:
+  // the estimate to hold a quarter more than the bound and grown while it holds fewer:
   // at least `bound` matches in the sample prove the total larger, and the sample scaled up
   // estimates it; a sample grown to everything counts exactly.
   const double estimate = std::max<double>(1, probe.get_matches_estimated());
-  double fraction = std::min(1.0, 2.0 * static_cast<double>(bound) / estimate);
+  double fraction = std::min(1.0, 1.25 * static_cast<double>(bound) / estimate);
   while (fraction < 1.0) {
     const Xapian::Query sampled(
         Xapian::Query::OP_FILTER, query,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -120,9 +122,10 @@ absl::Status SingleValue(const Token& token) {
 }
 
 Handler DateHandler(Xapian::valueno slot) {
-  return [slot](const Token& token, const Xapian::Database&) -> absl::StatusOr<QualifierResult> {
+  return [slot](const Token& token,
+                const Xapian::Database& db) -> absl::StatusOr<QualifierResult> {
     if (absl::Status s = SingleValue(token); !s.ok()) return s;
-    absl::StatusOr<Xapian::Query> filter = DateFilter(slot, token.text, token.values[0]);
+    absl::StatusOr<Xapian::Query> filter = DateFilter(slot, token.text, token.values[0], &db);
     if (!filter.ok()) return filter.status();
     QualifierResult result;
     result.filter = BooleanFilter(*filter);
@@ -311,6 +314,97 @@ Xapian::Query ValueQuery(Xapian::Query::op op, Xapian::valueno slot, int64_t sec
   return Xapian::Query(op, slot, Xapian::sortable_serialise(static_cast<double>(seconds)));
 }
 
+// kMaxRangeTerms bounds the posting lists a date range is split into; a range needing more
+// (many months of the updated time, say) checks values instead.
+constexpr size_t kMaxRangeTerms = 40;
+
+// ValueRange matches `slot` values in [lo, hi] (either side open).
+Xapian::Query ValueRange(Xapian::valueno slot, std::optional<int64_t> lo,
+                         std::optional<int64_t> hi) {
+  if (lo && hi) {
+    return Xapian::Query(Xapian::Query::OP_VALUE_RANGE, slot,
+                         Xapian::sortable_serialise(static_cast<double>(*lo)),
+                         Xapian::sortable_serialise(static_cast<double>(*hi)));
+  }
+  if (lo) return ValueQuery(Xapian::Query::OP_VALUE_GE, slot, *lo);
+  return ValueQuery(Xapian::Query::OP_VALUE_LE, slot, *hi);
+}
+
+// PeriodTerms returns each term under `prefix` (digits and '-' after it: "2024" or "2024-06")
+// with its period [first second, last second], or nullopt unless every document with a value
+// in `slot` has one.
+std::optional<std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>>> PeriodTerms(
+    const Xapian::Database& db, const std::string& prefix, Xapian::valueno slot) {
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> out;
+  Xapian::doccount covered = 0;
+  for (Xapian::TermIterator t = db.allterms_begin(prefix); t != db.allterms_end(prefix); ++t) {
+    const std::string term = *t;
+    const std::string rest = term.substr(prefix.size());
+    int y = 0, m = 0;
+    absl::CivilSecond first, next;
+    if (rest.size() == 4 && absl::SimpleAtoi(rest, &y)) {
+      first = absl::CivilSecond(absl::CivilYear(y));
+      next = absl::CivilSecond(absl::CivilYear(y + 1));
+    } else if (rest.size() == 7 && rest[4] == '-' && absl::SimpleAtoi(rest.substr(0, 4), &y) &&
+               absl::SimpleAtoi(rest.substr(5, 2), &m)) {
+      first = absl::CivilSecond(absl::CivilMonth(y, m));
+      next = absl::CivilSecond(absl::CivilMonth(y, m) + 1);
+    } else {
+      return std::nullopt;  // not a period term of ours: do not guess
+    }
+    const int64_t a = absl::ToUnixSeconds(absl::FromCivil(first, absl::UTCTimeZone()));
+    const int64_t b = absl::ToUnixSeconds(absl::FromCivil(next, absl::UTCTimeZone())) - 1;
+    out.push_back({term, {a, b}});
+    covered += t.get_termfreq();
+  }
+  if (covered != db.get_value_freq(slot)) return std::nullopt;
+  return out;
+}
+
+// DateRange matches `slot` times in [lo, hi]: from period terms when the index has them
+// (DateFilter's header), else by values.
+Xapian::Query DateRange(Xapian::valueno slot, std::optional<int64_t> lo, std::optional<int64_t> hi,
+                        const Xapian::Database* db) {
+  const Xapian::Query by_value = ValueRange(slot, lo, hi);
+  const char* month_prefix = slot == index::kCreatedSlot   ? index::kCreatedMonthPrefix
+                             : slot == index::kUpdatedSlot ? index::kUpdatedMonthPrefix
+                             : slot == index::kClosedSlot  ? index::kClosedMonthPrefix
+                                                           : nullptr;
+  if (db == nullptr || month_prefix == nullptr || db->get_value_freq(slot) == 0) return by_value;
+  const auto months = PeriodTerms(*db, month_prefix, slot);
+  if (!months) return by_value;
+  std::optional<std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>>> years;
+  if (slot == index::kCreatedSlot) years = PeriodTerms(*db, index::kYearPrefix, slot);
+  const int64_t from = lo.value_or(INT64_MIN), to = hi.value_or(INT64_MAX);
+  auto inside = [&](const std::pair<int64_t, int64_t>& p) {
+    return p.first >= from && p.second <= to;
+  };
+  std::vector<Xapian::Query> parts;
+  std::vector<std::pair<int64_t, int64_t>> whole_years;
+  if (years) {
+    for (const auto& [term, period] : *years) {
+      if (!inside(period)) continue;
+      parts.emplace_back(term);
+      whole_years.push_back(period);
+    }
+  }
+  for (const auto& [term, period] : *months) {
+    if (period.second < from || period.first > to) continue;  // outside
+    const bool in_whole_year = std::any_of(whole_years.begin(), whole_years.end(), [&](auto y) {
+      return period.first >= y.first && period.second <= y.second;
+    });
+    if (in_whole_year) continue;
+    if (inside(period)) {
+      parts.emplace_back(term);
+    } else {
+      parts.emplace_back(Xapian::Query::OP_FILTER, Xapian::Query(term), by_value);
+    }
+    if (parts.size() > kMaxRangeTerms) return by_value;
+  }
+  if (parts.empty()) return Xapian::Query::MatchNothing;
+  return Xapian::Query(Xapian::Query::OP_OR, parts.begin(), parts.end());
+}
+
 }  // namespace
 
 Xapian::Query BooleanFilter(const Xapian::Query& query) {
@@ -324,17 +418,18 @@ std::string KnownQualifiers() {
 }
 
 absl::StatusOr<Xapian::Query> DateFilter(Xapian::valueno slot, absl::string_view qualifier,
-                                         const QualifierValue& value) {
+                                         const QualifierValue& value,
+                                         const Xapian::Database* db) {
   absl::string_view text = value.text;
   for (absl::string_view op : {">=", "<=", ">", "<"}) {
     if (!absl::StartsWith(text, op)) continue;
     absl::StatusOr<Bounds> b =
         ParseMoment(qualifier, text.substr(op.size()), value.column + static_cast<int>(op.size()));
     if (!b.ok()) return b.status();
-    if (op == ">=") return ValueQuery(Xapian::Query::OP_VALUE_GE, slot, b->first);
-    if (op == ">") return ValueQuery(Xapian::Query::OP_VALUE_GE, slot, b->last + 1);
-    if (op == "<=") return ValueQuery(Xapian::Query::OP_VALUE_LE, slot, b->last);
-    return ValueQuery(Xapian::Query::OP_VALUE_LE, slot, b->first - 1);
+    if (op == ">=") return DateRange(slot, b->first, std::nullopt, db);
+    if (op == ">") return DateRange(slot, b->last + 1, std::nullopt, db);
+    if (op == "<=") return DateRange(slot, std::nullopt, b->last, db);
+    return DateRange(slot, std::nullopt, b->first - 1, db);
   }
   if (size_t dots = text.find(".."); dots != absl::string_view::npos) {
     const absl::string_view from = text.substr(0, dots), to = text.substr(dots + 2);
@@ -355,17 +450,12 @@ absl::StatusOr<Xapian::Query> DateFilter(Xapian::valueno slot, absl::string_view
       if (!b.ok()) return b.status();
       hi = *b;
     }
-    if (!lo) return ValueQuery(Xapian::Query::OP_VALUE_LE, slot, hi->last);
-    if (!hi) return ValueQuery(Xapian::Query::OP_VALUE_GE, slot, lo->first);
-    return Xapian::Query(Xapian::Query::OP_VALUE_RANGE, slot,
-                         Xapian::sortable_serialise(static_cast<double>(lo->first)),
-                         Xapian::sortable_serialise(static_cast<double>(hi->last)));
+    return DateRange(slot, lo ? std::optional<int64_t>(lo->first) : std::nullopt,
+                     hi ? std::optional<int64_t>(hi->last) : std::nullopt, db);
   }
   absl::StatusOr<Bounds> b = ParseMoment(qualifier, text, value.column);
   if (!b.ok()) return b.status();
-  return Xapian::Query(Xapian::Query::OP_VALUE_RANGE, slot,
-                       Xapian::sortable_serialise(static_cast<double>(b->first)),
-                       Xapian::sortable_serialise(static_cast<double>(b->last)));
+  return DateRange(slot, b->first, b->last, db);
 }
 
 absl::StatusOr<Xapian::Query> NumberFilter(Xapian::valueno slot, absl::string_view qualifier,

@@ -1,5 +1,7 @@
 #include "search/snippet.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 
 namespace issuescope::search {
@@ -13,6 +15,8 @@ constexpr int kMaxCommentsForSnippet = 50;
 // good enough passage): the passage is chosen by the query's terms alone.
 constexpr unsigned kSnippetFlags = Xapian::MSet::SNIPPET_CJK_NGRAM;
 
+bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
 std::string Highlight(const Xapian::MSet& mset, const std::string& text, size_t length,
                       unsigned extra_flags) {
   // A stemmer per thread (Xapian::Stem keeps state while stemming; building one per call cost
@@ -22,18 +26,54 @@ std::string Highlight(const Xapian::MSet& mset, const std::string& text, size_t 
                       "…");
 }
 
-// MayMatch says whether `text` contains one of `roots` (case-insensitively for ASCII); true
-// when there are no roots to check.
-bool MayMatch(const std::string& text, const std::vector<std::string>& roots) {
-  if (roots.empty()) return true;
+// FirstRoot returns the offset of the first occurrence of any of `roots` in `text`
+// (case-insensitively for ASCII), 0 when there are no roots to check, npos when none occurs.
+size_t FirstRoot(const std::string& text, const std::vector<std::string>& roots) {
+  if (roots.empty()) return 0;
   const std::string lower = absl::AsciiStrToLower(text);
+  size_t first = std::string::npos;
   for (const std::string& root : roots) {
-    if (lower.find(root) != std::string::npos) return true;
+    first = std::min(first, lower.find(root));
   }
-  return false;
+  return first;
 }
 
-bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+// Around returns the part of `text` from about `before` bytes before `at` to about `after`
+// bytes after it, cut at UTF-8 character boundaries, and whether it was cut at each end.
+std::string Around(const std::string& text, size_t at, size_t before, size_t after,
+                   bool* cut_start, bool* cut_end) {
+  size_t begin = at > before ? at - before : 0;
+  size_t end = std::min(text.size(), at + after);
+  while (begin > 0 && IsContinuationByte(text[begin])) --begin;
+  while (end < text.size() && IsContinuationByte(text[end])) ++end;
+  *cut_start = begin > 0;
+  *cut_end = end < text.size();
+  return text.substr(begin, end - begin);
+}
+
+// Passage highlights a match in `text`, looking first only around the first root (Xapian
+// tokenises every byte it is given; a few hundred around a match are enough for a snippet of
+// `length`), then in the whole text if that finds nothing.
+std::string Passage(const Xapian::MSet& mset, const std::string& text, size_t length,
+                    size_t first_root) {
+  if (first_root != std::string::npos && !text.empty() && text.size() > 4 * length) {
+    bool cut_start = false, cut_end = false;
+    const std::string window = Around(text, first_root, length, 2 * length, &cut_start, &cut_end);
+    std::string snippet =
+        Highlight(mset, window, length, Xapian::MSet::SNIPPET_EMPTY_WITHOUT_MATCH);
+    if (!snippet.empty()) {
+      const std::string ellipsis = "…";
+      if (cut_start && snippet.rfind(ellipsis, 0) != 0) snippet = ellipsis + snippet;
+      if (cut_end && (snippet.size() < ellipsis.size() ||
+                      snippet.compare(snippet.size() - ellipsis.size(), ellipsis.size(),
+                                      ellipsis) != 0)) {
+        snippet += ellipsis;
+      }
+      return snippet;
+    }
+  }
+  return Highlight(mset, text, length, Xapian::MSet::SNIPPET_EMPTY_WITHOUT_MATCH);
+}
 
 }  // namespace
 
@@ -93,15 +133,16 @@ std::string MakeSnippet(const Xapian::MSet& mset, bool has_text,
   const std::string& body = issue.issue().body();
   if (!has_text) return LeadingExcerpt(body, length);
   std::string snippet;
-  if (MayMatch(body, roots)) {
-    snippet = Highlight(mset, body, length, Xapian::MSet::SNIPPET_EMPTY_WITHOUT_MATCH);
+  if (const size_t at = FirstRoot(body, roots); at != std::string::npos) {
+    snippet = Passage(mset, body, length, roots.empty() ? std::string::npos : at);
     if (!snippet.empty()) return snippet;
   }
   int checked = 0;
   for (const v1::Comment& comment : issue.comments()) {
     if (comment.system() || ++checked > kMaxCommentsForSnippet) continue;
-    if (!MayMatch(comment.body(), roots)) continue;
-    snippet = Highlight(mset, comment.body(), length, Xapian::MSet::SNIPPET_EMPTY_WITHOUT_MATCH);
+    const size_t at = FirstRoot(comment.body(), roots);
+    if (at == std::string::npos) continue;
+    snippet = Passage(mset, comment.body(), length, roots.empty() ? std::string::npos : at);
     if (!snippet.empty()) return snippet;
   }
   return LeadingExcerpt(body, length);
