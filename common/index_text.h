@@ -15,8 +15,9 @@
 // body and first comment positions, kept in kTextBoundsSlot): ScopeToField.
 //
 // Until "unprefixed-1" each field had its own prefixed terms (XB body, XC comments), so a plain
-// word was the OR of three posting lists; an index of that scheme is refused by the search
-// service's text queries with a message to rebuild it (`issuescope reindex`).
+// word was the OR of three posting lists. Each shard records its scheme (kTextSchemeKey); a
+// shard of another scheme is rebuilt from the stored issues by the indexer's background re-tag
+// pass or `issuescope reindex`, and the search service warns about it meanwhile.
 //
 // Stateless; thread-safe.
 #pragma once

@@ -158,6 +158,10 @@ absl::Status IndexWriter::ApplyLocked(const v1::ChangeBatch& batch, ApplyResult*
   }
   try {
     if (absl::Status begun = BeginGroupLocked(); !begun.ok()) return begun;
+    // A shard that starts empty is written in this build's text scheme from its first
+    // document; one that holds older documents keeps its recorded scheme until a re-tag pass
+    // has rebuilt them all (Retagger, RetagBatch).
+    const bool fresh = db_.get_doccount() == 0;
     for (const v1::ChangeEvent& event : batch.events()) {
       if (event.seq() <= position) {
         ++result->already_consumed;
@@ -199,7 +203,7 @@ absl::Status IndexWriter::ApplyLocked(const v1::ChangeBatch& batch, ApplyResult*
       ++result->upserted;
     }
     db_.set_metadata(FeedKey(batch.store_id()), std::to_string(batch.last_seq()));
-    db_.set_metadata(index::kTextSchemeKey, index::kTextScheme);
+    if (fresh) db_.set_metadata(index::kTextSchemeKey, index::kTextScheme);
   } catch (const Xapian::Error& e) {
     absl::Status cause = RollbackLocked(XapianError(
         absl::StrCat("indexing batch of store ", batch.store_id(), " up to seq ", batch.last_seq()),

@@ -56,11 +56,22 @@ absl::StatusOr<bool> Retagger::Prepare() {
     ShardPlan& plan = plans[i];
     absl::StatusOr<std::string> recorded = shard->GetMetadata(index::kTaggerMetadataKey);
     if (!recorded.ok()) return recorded.status();
-    if (*recorded == fingerprint_) continue;
+    // Documents written in an older free-text scheme (common/index_text.h) are rebuilt too: a
+    // re-tag pass rebuilds every document from its stored issue.
+    absl::StatusOr<std::string> scheme = shard->GetMetadata(index::kTextSchemeKey);
+    if (!scheme.ok()) return scheme.status();
+    const bool current_scheme = *scheme == index::kTextScheme;
+    if (*recorded == fingerprint_ && current_scheme) continue;
     if (shard->DocumentCount() == 0) {
-      absl::Status s = shard->CommitMetadata({{index::kTaggerMetadataKey, fingerprint_}});
+      absl::Status s = shard->CommitMetadata({{index::kTaggerMetadataKey, fingerprint_},
+                                              {index::kTextSchemeKey, index::kTextScheme}});
       if (!s.ok()) return s;
       continue;
+    }
+    if (!current_scheme) {
+      spdlog::info("index {}: documents are in free-text scheme \"{}\", this build writes \"{}\"; "
+                   "rebuilding them", shard->path(), scheme->empty() ? "per-field" : *scheme,
+                   index::kTextScheme);
     }
     absl::StatusOr<std::string> applying = shard->GetMetadata(kRetagFingerprintKey);
     absl::StatusOr<std::string> cursor = shard->GetMetadata(kRetagCursorKey);

@@ -54,7 +54,8 @@ static void WarnAboutTextScheme(const std::string& index_dir) {
     const std::string scheme = db.get_metadata(issuescope::index::kTextSchemeKey);
     if (db.get_doccount() > 0 && scheme != issuescope::index::kTextScheme) {
       spdlog::warn("index {} was built with free-text scheme '{}', this build searches '{}': "
-                   "free-text queries will not match until it is rebuilt (issuescope reindex)",
+                   "free-text queries miss its documents until they are rebuilt (the indexer does it in "
+                   "the background; offline: issuescope reindex)",
                    index_dir, scheme.empty() ? "per-field" : scheme,
                    issuescope::index::kTextScheme);
     }

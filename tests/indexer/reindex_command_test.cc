@@ -91,6 +91,34 @@ TEST_F(ReindexCommandTest, RetagsStoredIssuesWithTheNewTaxonomy) {
   EXPECT_NE(output.find("nothing to do"), std::string::npos) << output;
 }
 
+// An index whose documents were written in an older free-text scheme (here: the scheme key
+// removed, and one document stripped of its all-text terms, as the per-field scheme had none)
+// is rebuilt by reindex even with an unchanged taxonomy; then plain words find it again.
+TEST_F(ReindexCommandTest, RebuildsDocumentsOfAnOlderTextScheme) {
+  {
+    Xapian::WritableDatabase db(dir_ + "/index", Xapian::DB_OPEN);
+    EXPECT_EQ(db.get_metadata(index::kTextSchemeKey), index::kTextScheme);
+    db.set_metadata(index::kTextSchemeKey, "");
+    Xapian::Document doc = db.get_document(1);
+    doc.remove_term("widget");
+    doc.remove_term("Zwidget");
+    db.replace_document(1, doc);
+    db.commit();
+    EXPECT_EQ(db.get_termfreq("Zwidget"), static_cast<Xapian::doccount>(kDocs - 1));
+  }
+  ReindexCommandOptions options;
+  options.data_dir = dir_;
+  std::string output;
+  ASSERT_TRUE(Run(options, &output).ok()) << output;
+  EXPECT_NE(output.find("re-tagged 7"), std::string::npos) << output;
+  Xapian::Database db(dir_ + "/index");
+  EXPECT_EQ(db.get_metadata(index::kTextSchemeKey), index::kTextScheme);
+  EXPECT_EQ(db.get_termfreq("Zwidget"), static_cast<Xapian::doccount>(kDocs));
+  // Current now: a second run has nothing to do.
+  ASSERT_TRUE(Run(options, &output).ok()) << output;
+  EXPECT_NE(output.find("nothing to do"), std::string::npos) << output;
+}
+
 TEST_F(ReindexCommandTest, RefusesWhileAnIndexerHoldsTheIndex) {
   auto live = indexer::IndexWriter::Open(dir_ + "/index");
   ASSERT_TRUE(live.ok());
