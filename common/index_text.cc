@@ -134,9 +134,11 @@ class FieldScopeSource : public Xapian::PostingSource {
       Xapian::PositionIterator p = db_.positionlist_begin(did, term);
       const Xapian::PositionIterator end = db_.positionlist_end(did, term);
       if (p == end) {
-        // Indexed without positions (CJK bigrams: TermGenerator positions only their single
-        // characters, which the same query also holds and which are checked): cannot be
-        // placed, so it passes when the document has it at all.
+        // Absent, or indexed without positions: CJK bigrams, whose single characters
+        // TermGenerator positions and the same query also holds (those are checked). A bigram
+        // cannot be placed, so it passes when the document has it at all; any other term
+        // without positions is absent (no termlist read for it).
+        if (term.empty() || static_cast<unsigned char>(term[0]) < 0x80) return false;
         Xapian::TermIterator t = db_.termlist_begin(did);
         t.skip_to(term);
         return t != db_.termlist_end(did) && *t == term;

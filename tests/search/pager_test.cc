@@ -124,6 +124,30 @@ TEST(PagerBucketWalkTest, ADocumentWithoutTheSortTimeIsStillListed) {
   EXPECT_EQ(walked.numbers.back(), 60);
 }
 
+// CountMatchesBounded: exact up to the bound (also when Xapian's statistics cannot tell), an
+// estimate from the document-id sample beyond it, and free for one term.
+TEST(CountMatchesBoundedTest, ExactUpToTheBoundEstimatedBeyond) {
+  const Xapian::WritableDatabase db = Build(2000, false);
+  QueryParser parser(db);
+  // "beta" is in the even issues' bodies, "gamma" in every tenth: "beta gamma" is an AND whose
+  // count the statistics do not know (200 matches).
+  const Xapian::Query both = parser.Parse("beta gamma")->query;
+  const MatchCount all = CountMatchesBounded(db, both, 0);
+  EXPECT_TRUE(all.exact);
+  EXPECT_EQ(all.count, 200);
+  const MatchCount under = CountMatchesBounded(db, both, 500);
+  EXPECT_TRUE(under.exact);
+  EXPECT_EQ(under.count, 200);
+  const MatchCount over = CountMatchesBounded(db, both, 50);
+  EXPECT_FALSE(over.exact);
+  EXPECT_GE(over.count, 50);
+  EXPECT_NEAR(static_cast<double>(over.count), 200.0, 60.0);
+  // One term: exact from its frequency whatever the bound.
+  const MatchCount term = CountMatchesBounded(db, parser.Parse("beta")->query, 10);
+  EXPECT_TRUE(term.exact);
+  EXPECT_EQ(term.count, 1000);
+}
+
 std::vector<Xapian::docid> Docids(const Xapian::Database& db, const Xapian::Query& query) {
   Xapian::Enquire enquire(db);
   enquire.set_query(query);
