@@ -198,7 +198,8 @@ Xapian::Query Scoped(const Xapian::Query& q, std::vector<std::string> terms, boo
 // SurfaceForms returns the unstemmed terms of `db` whose English stem is `stem` (at most
 // kMaxScopedExpansion, the most frequent first).
 std::vector<std::string> SurfaceForms(const std::string& stem, const Xapian::Database& db) {
-  static const Xapian::Stem stemmer("english");
+  // One per thread: a Stem keeps state while stemming, and queries are parsed in parallel.
+  thread_local const Xapian::Stem stemmer("english");
   // A surface form starts with its stem, except where the stemmer turned a final 'y' into 'i'
   // (happy -> happi) or dropped a final 'e' before adding one (argu: argue, argued).
   std::string root = stem;

@@ -77,6 +77,14 @@ void FacetCounter::Count(const Xapian::Document& doc) {
   }
 }
 
+void FacetCounter::Add(const FacetCounter& other) {
+  seen_ += other.seen_;
+  counted_ += other.counted_;
+  for (size_t i = 0; i < fields_.size() && i < other.counts_.size(); ++i) {
+    for (const auto& [value, count] : other.counts_[i]) counts_[i][value] += count;
+  }
+}
+
 FacetCounts FacetCounter::counts() const {
   FacetCounts out;
   for (size_t i = 0; i < fields_.size(); ++i) {
@@ -149,6 +157,11 @@ void AggregateCounter::operator()(const Xapian::Document& doc, double /*wt*/) {
     keys = std::move(next);
   }
   for (const std::vector<std::string>& key : keys) ++rows_[key];
+}
+
+void AggregateCounter::Add(const AggregateCounter& other) {
+  seen_ += other.seen_;
+  for (const auto& [key, count] : other.rows_) rows_[key] += count;
 }
 
 void AggregateCounter::Fill(v1::AggregateResponse* response) const {

@@ -9,7 +9,8 @@
 // the index — every repository, whatever order it was indexed in — is sampled alike and the
 // work stays proportional to the bound. CountFacetsFromTerms gives exact counts of the whole index from term
 // frequencies (for queries that match everything). AggregateCounter counts every match by up to
-// three dimensions. A spy belongs to one Enquire in one thread.
+// three dimensions. A spy belongs to one Enquire in one thread; a query split over several cores
+// (search/match_split.h) has one spy per part, added up with Add afterwards.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +56,10 @@ class FacetCounter : public Xapian::MatchSpy {
   uint64_t counted() const { return counted_; }
   // counts are the counts so far.
   FacetCounts counts() const;
+  // Add adds the seen and counted documents and the counts of `other` (a counter of the same
+  // fields over other matches, e.g. another part of a MatchSplit). Each counter applied its
+  // bound to what it saw.
+  void Add(const FacetCounter& other);
 
  private:
   // Count adds one document's values.
@@ -92,6 +97,8 @@ class AggregateCounter : public Xapian::MatchSpy {
 
   // seen is the number of documents counted.
   uint64_t seen() const { return seen_; }
+  // Add adds the rows of `other` (a counter of the same dimensions over other matches).
+  void Add(const AggregateCounter& other);
   // Fill writes the rows, sorted by values, and the dimension names into `response`.
   void Fill(v1::AggregateResponse* response) const;
 

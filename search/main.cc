@@ -2,10 +2,12 @@
 //
 //   issuescope-search --listen 127.0.0.1:0 --port-file /tmp/search.port --index /data/index \
 //       --http-listen 127.0.0.1:8080 [--facet-bound N] [--count-bound N] [--max-handles N]
+//       [--split-parts N]
 //
-// --facet-bound, --count-bound and --max-handles set SearcherOptions (search/searcher.h): the
-// matches facets are counted over before they are sampled, the matches counted exactly before
-// a total is estimated, and the calls served in parallel.
+// --facet-bound, --count-bound, --max-handles and --split-parts set SearcherOptions
+// (search/searcher.h): the matches facets are counted over before they are sampled, the
+// matches counted exactly before a total is estimated, the calls served in parallel, and the
+// cores one search may use while other handles are idle.
 // With --http-listen it also serves the same API over HTTP/JSON and the web page (docs/WEB.md)
 // through the server's in-process channel; --http-port-file receives that port.
 // Starts even when the index does not exist yet (queries answer UNAVAILABLE "index not built
@@ -90,6 +92,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
   app.add_option("--max-handles", searcher_options.max_handles,
                  "index handles open at once (queries served in parallel); 0 = cores")
+      ->check(CLI::Range(0, 256));
+  app.add_option("--split-parts", searcher_options.split_parts,
+                 "cores one search or aggregation may run on while index handles are idle "
+                 "(a share of the shards each); 0 = cores, 1 = off")
       ->check(CLI::Range(0, 256));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));

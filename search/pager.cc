@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "search/docid_sample.h"
+#include "search/match_split.h"
 #include "search/snippet.h"
 
 namespace issuescope::search {
@@ -56,9 +58,11 @@ Xapian::Query AfterKey(Xapian::valueno slot, bool ascending, const PageCursor& c
   if (ascending) return after;  // documents without the value sort first: already returned
   // Descending, documents without the value sort last (MultiValueKeyMaker puts an empty
   // reversed value after every other): still to come.
-  // (OP_VALUE_GE with "" would match every document; "\0" is the least non-empty value.)
+  // (OP_VALUE_GE with "" would match every document; "\0" is the least non-empty value. A
+  // fresh match-all query, not the shared Query::MatchAll, whose reference count is not atomic:
+  // queries are built on several threads at once.)
   const Xapian::Query without_value(
-      Xapian::Query::OP_AND_NOT, Xapian::Query::MatchAll,
+      Xapian::Query::OP_AND_NOT, Xapian::Query(std::string()),
       Xapian::Query(Xapian::Query::OP_VALUE_GE, slot, std::string(1, '\0')));
   return Xapian::Query(Xapian::Query::OP_OR, after, without_value);
 }
@@ -167,6 +171,86 @@ Xapian::MSet BooleanCount(const Xapian::Database& db, const Xapian::Query& query
   return enquire.get_mset(0, 1, check);
 }
 
+// SplitCount counts every match of `queries[i]` in part i of `split` (a full boolean pass
+// each, in parallel), passing each match to its part's spy (`spies` empty or one per part);
+// with `fraction` < 1 only the matches in an evenly spread sample of that fraction of the
+// document ids (DocidSample). Each part's query objects are built and used on its own thread:
+// Xapian's reference counts are not atomic, so parts must not share a Query.
+int64_t SplitCount(const MatchSplit& split, const std::vector<Xapian::Query>& queries,
+                   const std::vector<Xapian::MatchSpy*>& spies, double fraction = 1.0) {
+  std::vector<Xapian::doccount> counts(split.parts(), 0);
+  split.Run([&](size_t i) {
+    const Xapian::Database& db = split.db(i);
+    Xapian::Query query = split.Restrict(i, queries[i]);
+    if (fraction < 1.0) {
+      query = Xapian::Query(Xapian::Query::OP_FILTER, query,
+                            Xapian::Query((new DocidSample(fraction, kSampleWindows))->release()));
+    }
+    counts[i] = BooleanCount(db, query, spies.empty() ? nullptr : spies[i], db.get_doccount())
+                    .get_matches_lower_bound();
+  });
+  int64_t total = 0;
+  for (Xapian::doccount count : counts) total += count;
+  return total;
+}
+
+// Queries returns the query of every part.
+std::vector<Xapian::Query> Queries(const std::vector<ParsedQuery>& parsed) {
+  std::vector<Xapian::Query> out;
+  out.reserve(parsed.size());
+  for (const ParsedQuery& p : parsed) out.push_back(p.query);
+  return out;
+}
+
+// Candidate is a match of one part's MSet.
+struct Candidate {
+  const Xapian::MSet* mset;
+  Xapian::MSetIterator it;
+  size_t part = 0;  // the part of the split whose handle and thread it belongs to
+};
+
+// Before says whether `a` comes before `b` in Xapian's order of a ranked match: the sort key
+// ascending when sorting by key (a reversed key is stored reversed), then the weight
+// descending, then the document id ascending. Weights of one query over handles of the same
+// index are equal for equal matches (MatchSplit), so parts merge in exactly the unsplit order.
+bool Before(const Candidate& a, const Candidate& b, bool by_key) {
+  if (by_key) {
+    const std::string ka = a.it.get_sort_key();
+    const std::string kb = b.it.get_sort_key();
+    if (ka != kb) return ka < kb;
+  }
+  const double wa = a.it.get_weight();
+  const double wb = b.it.get_weight();
+  if (wa != wb) return wa > wb;
+  return *a.it < *b.it;
+}
+
+// Merge merges the parts' lists of candidates, each in the query's order, into one: `want`
+// candidates after skipping the first `skip`.
+std::vector<Candidate> Merge(const std::vector<std::vector<Candidate>>& lists,
+                             Xapian::doccount skip, Xapian::doccount want, bool by_key) {
+  std::vector<Candidate> out;
+  std::vector<size_t> next(lists.size(), 0);
+  Xapian::doccount skipped = 0;
+  while (out.size() < want) {
+    size_t best = lists.size();
+    for (size_t l = 0; l < lists.size(); ++l) {
+      if (next[l] == lists[l].size()) continue;
+      if (best == lists.size() || Before(lists[l][next[l]], lists[best][next[best]], by_key)) {
+        best = l;
+      }
+    }
+    if (best == lists.size()) break;
+    if (skipped < skip) {
+      ++skipped;
+    } else {
+      out.push_back(lists[best][next[best]]);
+    }
+    ++next[best];
+  }
+  return out;
+}
+
 }  // namespace
 
 int64_t CountMatches(const Xapian::Database& db, const Xapian::Query& query,
@@ -174,24 +258,30 @@ int64_t CountMatches(const Xapian::Database& db, const Xapian::Query& query,
   return BooleanCount(db, query, spy, db.get_doccount()).get_matches_estimated();
 }
 
+int64_t CountMatches(const MatchSplit& split, const std::vector<Xapian::Query>& queries,
+                     const std::vector<Xapian::MatchSpy*>& spies, double fraction) {
+  return SplitCount(split, queries, spies, fraction);
+}
+
 MatchCount CountMatchesBounded(const Xapian::Database& db, const Xapian::Query& query,
                                uint64_t bound) {
+  return CountMatchesBounded(MatchSplit(db), {query}, bound);
+}
+
+MatchCount CountMatchesBounded(const MatchSplit& split, const std::vector<Xapian::Query>& queries,
+                               uint64_t bound) {
+  const Xapian::Database& db = split.db(0);
   // Xapian's matcher does not stop an unranked pass at check_at_least (no weight can prune
   // it), so a bound on the work is kept here. First what the posting lists' statistics say:
   // exact for one term (a label, a state, a single word), free.
   Xapian::Enquire estimator(db);
-  estimator.set_query(query);
+  estimator.set_query(queries[0]);
   estimator.set_weighting_scheme(Xapian::BoolWeight());
   const Xapian::MSet probe = estimator.get_mset(0, 0);  // statistics only: no match is run
   if (probe.get_matches_lower_bound() == probe.get_matches_upper_bound()) {
     return {static_cast<int64_t>(probe.get_matches_lower_bound()), true};
   }
-  const Xapian::doccount doccount = db.get_doccount();
-  const auto full = [&] {
-    return MatchCount{static_cast<int64_t>(
-                          BooleanCount(db, query, nullptr, doccount).get_matches_lower_bound()),
-                      true};
-  };
+  const auto full = [&] { return MatchCount{SplitCount(split, queries, {}), true}; };
   if (bound == 0 || probe.get_matches_upper_bound() <= bound) return full();
   // Then the matches inside an evenly spread sample of document ids (DocidSample), sized from
   // the estimate to hold a quarter more than the bound and grown while it holds fewer:
@@ -200,13 +290,10 @@ MatchCount CountMatchesBounded(const Xapian::Database& db, const Xapian::Query& 
   const double estimate = std::max<double>(1, probe.get_matches_estimated());
   double fraction = std::min(1.0, 1.25 * static_cast<double>(bound) / estimate);
   while (fraction < 1.0) {
-    const Xapian::Query sampled(
-        Xapian::Query::OP_FILTER, query,
-        Xapian::Query((new DocidSample(fraction, kSampleWindows))->release()));
-    const Xapian::doccount in_sample =
-        BooleanCount(db, sampled, nullptr, doccount).get_matches_lower_bound();
-    if (in_sample >= bound) {
-      return {static_cast<int64_t>(std::llround(in_sample / fraction)), false};
+    const int64_t in_sample = SplitCount(split, queries, {}, fraction);
+    if (in_sample >= static_cast<int64_t>(bound)) {
+      return {static_cast<int64_t>(std::llround(static_cast<double>(in_sample) / fraction)),
+              false};
     }
     fraction = std::min(1.0, fraction * std::max(2.0, 2.0 * static_cast<double>(bound) /
                                                           std::max<double>(1, in_sample)));
@@ -216,28 +303,50 @@ MatchCount CountMatchesBounded(const Xapian::Database& db, const Xapian::Query& 
 
 absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& parsed,
                                const PageCursor& cursor, const PageOptions& options) {
+  return FetchPage(MatchSplit(db), {parsed}, cursor, options);
+}
+
+absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<ParsedQuery>& parts,
+                               const PageCursor& cursor, const PageOptions& options) {
+  if (parts.size() != split.parts() ||
+      (!options.spies.empty() && options.spies.size() != split.parts())) {
+    return absl::InternalError("FetchPage: one query (and spy, if any) per part of the split");
+  }
+  const ParsedQuery& parsed = parts[0];
+  const Xapian::Database& db = split.db(0);
   const SortField field = EffectiveSort(parsed);
   const bool by_value = field != SortField::kRelevance;
   const bool ascending = parsed.sort.is_explicit && parsed.sort.ascending;
   const Xapian::valueno slot = SortSlot(field);
 
+  // The query of part i (what the cursor has not returned yet); built on the part's thread.
+  const auto part_query = [&](size_t i) {
+    Xapian::Query q = parts[i].query;
+    if (cursor.keyset) {
+      q = Xapian::Query(Xapian::Query::OP_FILTER, q, AfterKey(slot, ascending, cursor));
+    }
+    return q;
+  };
+  const Xapian::Query query = part_query(0);
+  // Configure sets up an Enquire for `q` in the query's order; `keymaker` must outlive its
+  // get_mset.
+  const auto configure = [&](Xapian::Enquire& enquire, const Xapian::Query& q,
+                             Xapian::MultiValueKeyMaker& keymaker) {
+    enquire.set_query(q);
+    if (parsed.has_text) {
+      enquire.set_weighting_scheme(RankingWeight());
+    } else {
+      enquire.set_weighting_scheme(Xapian::BoolWeight());
+    }
+    if (by_value) {
+      keymaker.add_value(slot, !ascending);
+      keymaker.add_value(index::kNumberSlot, !ascending);
+      enquire.set_sort_by_key_then_relevance(&keymaker, false);
+    }
+  };
   Xapian::Enquire enquire(db);
-  Xapian::Query query = parsed.query;
-  if (cursor.keyset) {
-    query = Xapian::Query(Xapian::Query::OP_FILTER, query, AfterKey(slot, ascending, cursor));
-  }
-  enquire.set_query(query);
-  if (parsed.has_text) {
-    enquire.set_weighting_scheme(RankingWeight());
-  } else {
-    enquire.set_weighting_scheme(Xapian::BoolWeight());
-  }
-  Xapian::MultiValueKeyMaker keymaker;  // must outlive get_mset
-  if (by_value) {
-    keymaker.add_value(slot, !ascending);
-    keymaker.add_value(index::kNumberSlot, !ascending);
-    enquire.set_sort_by_key_then_relevance(&keymaker, false);
-  }
+  Xapian::MultiValueKeyMaker keymaker;
+  configure(enquire, query, keymaker);
   // The total is counted in the ranking pass (check_at_least = all documents), except for a
   // relevance-ranked disjunction of terms (one word over the text fields, a wildcard): there
   // the matcher ranks the page while skipping postings that cannot reach it, and a boolean
@@ -245,124 +354,242 @@ absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& pa
   // already knows the exact number).
   const bool count_here = options.count_total && !cursor.keyset;
   const bool count_apart = count_here && !by_value && IsDisjunctionOfTerms(query);
-  if (count_here && !count_apart && options.spy != nullptr) enquire.add_matchspy(options.spy);
+  const bool spy_here = count_here && !count_apart && !options.spies.empty();
   const Xapian::doccount doccount = db.get_doccount();
   const uint64_t start = cursor.keyset ? cursor.ties : cursor.offset;
   const Xapian::doccount first = static_cast<Xapian::doccount>(std::min<uint64_t>(start, doccount));
+  const Xapian::doccount want = static_cast<Xapian::doccount>(options.size) + 1;
   // With a count bound the ranking pass weighs at least that many matches (all of them when
   // there are no more), then may skip the rest.
   const Xapian::doccount check = CheckAtLeast(options.count_bound, doccount);
+  // The page's matches in order, from MSets kept alive in `kept` (per part).
+  std::vector<std::deque<Xapian::MSet>> kept(split.parts());
+  std::vector<Candidate> candidates;
   // A broad query sorted by created or updated time walks the month buckets in sort order,
   // sorting one month's matches at a time, until the page is full: reading every match's sort
   // key (a million for a broad word) is what a one-pass sort costs. The total, if wanted, is
-  // then counted apart (bounded). Not with a spy, which must see every match anyway.
-  std::vector<Xapian::MSet> msets;
+  // then counted apart (bounded). Not with a spy, which must see every match anyway. With a
+  // split every part walks its shards, and their pages merge by sort key.
   bool walked = false;
   const char* month_prefix = MonthPrefix(field);
-  if (by_value && month_prefix != nullptr && options.spy == nullptr &&
+  if (by_value && month_prefix != nullptr && options.spies.empty() &&
       enquire.get_mset(0, 0).get_matches_estimated() >= options.bucket_walk_min_matches) {
     const std::vector<std::string> buckets = MonthBuckets(db, month_prefix, ascending, cursor);
     if (!buckets.empty()) {
-      walked = true;
-      Xapian::doccount skip = first;
-      Xapian::doccount need = static_cast<Xapian::doccount>(options.size) + 1;
+      const size_t parts = split.parts();
+      std::vector<std::vector<Candidate>> found(parts);
+      std::vector<char> aborted(parts, 0);
       // A query whose matches lie far from the walk's start (a date filter on another field,
       // say) yields little per month: once the months walked hold a quarter of the index and
       // the page is not full, one pass over everything is cheaper.
-      uint64_t walked_docs = 0;
       const uint64_t walk_limit = std::max<uint64_t>(1, db.get_doccount() / 4);
-      for (const std::string& bucket : buckets) {
-        walked_docs += db.get_termfreq(bucket);
-        if (walked_docs > walk_limit && bucket != buckets.front()) {
-          walked = false;
-          msets.clear();
-          enquire.set_query(query);
-          break;
+      const auto walk = [&](size_t i) {
+        const Xapian::Database& part_db = split.db(i);
+        Xapian::Enquire part_enquire(part_db);
+        Xapian::MultiValueKeyMaker part_keymaker;
+        const Xapian::Query q =
+            parts == 1 ? query : split.Restrict(i, i == 0 ? query : part_query(i));
+        configure(part_enquire, q, part_keymaker);
+        Xapian::doccount skip = parts == 1 ? first : 0;
+        Xapian::doccount need = parts == 1 ? want : first + want;
+        uint64_t walked_docs = 0;
+        for (const std::string& bucket : buckets) {
+          walked_docs += part_db.get_termfreq(bucket);
+          if (walked_docs > walk_limit && bucket != buckets.front()) {
+            aborted[i] = 1;
+            return;
+          }
+          part_enquire.set_query(Xapian::Query(Xapian::Query::OP_FILTER, q, Xapian::Query(bucket)));
+          Xapian::MSet month = part_enquire.get_mset(skip, need, skip + need);
+          if (month.empty()) {
+            // At most skip + need matches, so counted exactly: all of them are skipped.
+            skip -= std::min<Xapian::doccount>(skip, month.get_matches_lower_bound());
+            continue;
+          }
+          skip = 0;
+          need -= std::min<Xapian::doccount>(need, month.size());
+          const Xapian::MSet& held = kept[i].emplace_back(std::move(month));
+          for (Xapian::MSetIterator it = held.begin(); it != held.end(); ++it) {
+            found[i].push_back({&held, it, i});
+          }
+          if (need == 0) break;
         }
-        enquire.set_query(Xapian::Query(Xapian::Query::OP_FILTER, query, Xapian::Query(bucket)));
-        Xapian::MSet part = enquire.get_mset(skip, need, skip + need);
-        if (part.empty()) {
-          // At most skip + need matches, so counted exactly: all of them are skipped.
-          skip -= std::min<Xapian::doccount>(skip, part.get_matches_lower_bound());
-          continue;
-        }
-        skip = 0;
-        need -= std::min<Xapian::doccount>(need, part.size());
-        msets.push_back(std::move(part));
-        if (need == 0) break;
+      };
+      split.Run(walk);
+      walked = std::find(aborted.begin(), aborted.end(), 1) == aborted.end();
+      if (walked) {
+        candidates = parts == 1 ? std::move(found[0]) : Merge(found, first, want, true);
+      } else {
+        for (std::deque<Xapian::MSet>& held : kept) held.clear();
       }
     }
   }
+  // Otherwise one ranking pass per part of the split, in parallel; each part returns its
+  // first `first + want` matches and the merge keeps `want` after skipping `first`. Each part
+  // counts up to its share of the bound; when that leaves a total that may be within the bound
+  // inexact, the parts run again counting up to the whole bound (rare: the matches must lie
+  // unevenly). A relevance-ranked disjunction of terms is not split: its pass mostly skips
+  // postings, and the shard filter would cost more per posting than the split saves.
+  Xapian::doccount lower = 0, upper = 0, estimated = 0;
   if (!walked) {
-    msets.push_back(
-        enquire.get_mset(first, options.size + 1, count_here && !count_apart ? check : 0));
+    const size_t parts = count_apart || (!by_value && IsDisjunctionOfTerms(query))
+                             ? 1
+                             : split.parts();
+    std::vector<Xapian::MSet> msets(parts);
+    const Xapian::doccount pass_check = count_here && !count_apart ? check : 0;
+    // Rank runs the parts listed in `run` (all when empty), part i counting up to checks[i].
+    const auto rank = [&](const std::vector<Xapian::doccount>& checks,
+                          const std::vector<bool>& run) {
+      const auto body = [&](size_t i) {
+        if (!run.empty() && !run[i]) return;
+        if (parts == 1) {
+          if (spy_here) enquire.add_matchspy(options.spies[0]);
+          msets[0] = enquire.get_mset(first, want, checks[0]);
+          return;
+        }
+        Xapian::Enquire part_enquire(split.db(i));
+        Xapian::MultiValueKeyMaker part_keymaker;
+        configure(part_enquire, split.Restrict(i, i == 0 ? query : part_query(i)),
+                  part_keymaker);
+        if (spy_here) part_enquire.add_matchspy(options.spies[i]);
+        msets[i] = part_enquire.get_mset(0, first + want, checks[i]);
+      };
+      if (parts == 1) {
+        body(0);
+      } else {
+        split.Run(body);
+      }
+    };
+    const bool share = parts > 1 && pass_check > 0 && pass_check < doccount && !spy_here;
+    // One more than an even share: two parts that stop there hold more than the bound.
+    const Xapian::doccount per_part =
+        (pass_check + static_cast<Xapian::doccount>(parts) - 1) / static_cast<Xapian::doccount>(parts) + 1;
+    rank(std::vector<Xapian::doccount>(parts, share ? per_part : pass_check), {});
+    if (share) {
+      // Parts that stopped counting at their share run again, each counting up to what the
+      // bound leaves beside the others' matches, when the total may still be within it.
+      Xapian::doccount seen = 0;
+      std::vector<bool> again(parts, false);
+      bool any = false;
+      for (size_t i = 0; i < parts; ++i) {
+        seen += msets[i].get_matches_lower_bound();
+        again[i] = msets[i].get_matches_lower_bound() != msets[i].get_matches_upper_bound();
+        any = any || again[i];
+      }
+      if (any && seen <= pass_check) {
+        std::vector<Xapian::doccount> checks(parts, 0);
+        for (size_t i = 0; i < parts; ++i) {
+          checks[i] = pass_check - (seen - msets[i].get_matches_lower_bound());
+        }
+        rank(checks, again);
+      }
+    }
+    for (const Xapian::MSet& part : msets) {
+      lower += part.get_matches_lower_bound();
+      upper += part.get_matches_upper_bound();
+      estimated += part.get_matches_estimated();
+    }
+    std::vector<std::vector<Candidate>> found(parts);
+    for (size_t i = 0; i < parts; ++i) {
+      const Xapian::MSet& held = kept[i].emplace_back(std::move(msets[i]));
+      for (Xapian::MSetIterator it = held.begin(); it != held.end(); ++it) {
+        found[i].push_back({&held, it, i});
+      }
+    }
+    candidates = parts == 1 ? std::move(found[0]) : Merge(found, first, want, by_value);
   }
-  const Xapian::MSet& mset = msets.empty() ? Xapian::MSet() : msets.front();
 
   Page page;
-  const bool known =
-      !walked && mset.get_matches_lower_bound() == mset.get_matches_upper_bound();
+  const bool known = !walked && lower == upper;
   if (walked) {
     if (options.count_total) {
-      const MatchCount counted = CountMatchesBounded(db, parsed.query, options.count_bound);
+      const MatchCount counted = CountMatchesBounded(split, Queries(parts), options.count_bound);
       page.total = counted.count;
       page.total_exact = counted.exact;
     }
-  } else if (count_apart && options.spy == nullptr && known) {
-    page.total = mset.get_matches_lower_bound();
+  } else if (count_apart && options.spies.empty() && known) {
+    page.total = lower;
   } else if (count_here && !count_apart) {
     page.total_exact = known;
-    page.total = known ? mset.get_matches_lower_bound() : mset.get_matches_estimated();
-  } else if (options.count_total && options.spy != nullptr) {
-    page.total = CountMatches(db, parsed.query, options.spy);
+    page.total = known ? lower : estimated;
+  } else if (options.count_total && !options.spies.empty()) {
+    page.total = CountMatches(split, Queries(parts), options.spies);
   } else if (options.count_total) {
-    const MatchCount counted = CountMatchesBounded(db, parsed.query, options.count_bound);
+    const MatchCount counted = CountMatchesBounded(split, Queries(parts), options.count_bound);
     page.total = counted.count;
     page.total_exact = counted.exact;
   }
-  std::string last_sort, last_number;
-  uint64_t ties = 0;
+  // Materialise the page's hits: read each document, fill the hit, cut its snippet. With a
+  // split, each part does its own candidates on its own thread (its handle, its MSet: Xapian
+  // objects are not shared between threads).
   const std::vector<std::string> snippet_roots =
       options.snippets && parsed.has_text ? SnippetRoots(parsed.query) : std::vector<std::string>();
-  bool full = false;
-  for (const Xapian::MSet& part : msets) {
-    for (Xapian::MSetIterator it = part.begin(); it != part.end() && !full; ++it) {
-      if (page.hits.size() == static_cast<size_t>(options.size)) {
-        PageCursor next;
-        next.offset = cursor.offset + page.hits.size();
-        if (by_value && !last_sort.empty()) {
-          next.keyset = true;
-          next.sort_value = last_sort;
-          next.number_value = last_number;
-          next.ties = ties;
-        }
-        page.next = next;
-        full = true;
-        break;
-      }
-      const Xapian::Document doc = it.get_document();
-      ASSIGN_OR_RETURN(v1::IssueWithComments iwc, index::ReadDocument(doc));
-      v1::SearchHit& hit = page.hits.emplace_back();
-      FillHit(iwc, &hit);
-      hit.set_score(parsed.has_text ? it.get_weight() : 0.0);
-      if (options.snippets) {
-        hit.set_snippet(
-            MakeSnippet(part, parsed.has_text, iwc, options.snippet_bytes, snippet_roots));
-      }
-      if (by_value) {
-        std::string sort_value = doc.get_value(slot);
-        std::string number_value = doc.get_value(index::kNumberSlot);
-        const bool same = sort_value == last_sort && number_value == last_number;
-        // Ties carried over from the previous page count when the key did not move.
-        const bool same_as_cursor = page.hits.size() == 1 && cursor.keyset &&
-                                    sort_value == cursor.sort_value &&
-                                    number_value == cursor.number_value;
-        ties = same ? ties + 1 : (same_as_cursor ? cursor.ties + 1 : 1);
-        last_sort = std::move(sort_value);
-        last_number = std::move(number_value);
-      }
+  const size_t shown = std::min(candidates.size(), static_cast<size_t>(options.size));
+  struct Shown {
+    v1::SearchHit hit;
+    std::string sort_value, number_value;
+    absl::Status status;
+  };
+  std::vector<Shown> hits(shown);
+  const auto materialise = [&](size_t k) {
+    const Candidate& candidate = candidates[k];
+    const Xapian::Document doc = candidate.it.get_document();
+    absl::StatusOr<v1::IssueWithComments> iwc = index::ReadDocument(doc);
+    if (!iwc.ok()) {
+      hits[k].status = iwc.status();
+      return;
     }
-    if (full) break;
+    v1::SearchHit& hit = hits[k].hit;
+    FillHit(*iwc, &hit);
+    hit.set_score(parsed.has_text ? candidate.it.get_weight() : 0.0);
+    if (options.snippets) {
+      hit.set_snippet(MakeSnippet(*candidate.mset, parsed.has_text, *iwc, options.snippet_bytes,
+                                  snippet_roots));
+    }
+    if (by_value) {
+      hits[k].sort_value = doc.get_value(slot);
+      hits[k].number_value = doc.get_value(index::kNumberSlot);
+    }
+  };
+  bool merged = false;
+  for (size_t k = 0; k < shown; ++k) merged = merged || candidates[k].part != 0;
+  if (merged) {
+    // SnippetRoots above read part 0's query on this thread; only part i touches its objects
+    // below.
+    split.Run([&](size_t i) {
+      for (size_t k = 0; k < shown; ++k) {
+        if (candidates[k].part == i) materialise(k);
+      }
+    });
+  } else {
+    for (size_t k = 0; k < shown; ++k) materialise(k);
+  }
+  std::string last_sort, last_number;
+  uint64_t ties = 0;
+  for (Shown& shown_hit : hits) {
+    RETURN_IF_ERROR(shown_hit.status);
+    page.hits.push_back(std::move(shown_hit.hit));
+    if (by_value) {
+      const bool same = shown_hit.sort_value == last_sort && shown_hit.number_value == last_number;
+      // Ties carried over from the previous page count when the key did not move.
+      const bool same_as_cursor = page.hits.size() == 1 && cursor.keyset &&
+                                  shown_hit.sort_value == cursor.sort_value &&
+                                  shown_hit.number_value == cursor.number_value;
+      ties = same ? ties + 1 : (same_as_cursor ? cursor.ties + 1 : 1);
+      last_sort = std::move(shown_hit.sort_value);
+      last_number = std::move(shown_hit.number_value);
+    }
+  }
+  if (candidates.size() > shown) {
+    PageCursor next;
+    next.offset = cursor.offset + page.hits.size();
+    if (by_value && !last_sort.empty()) {
+      next.keyset = true;
+      next.sort_value = last_sort;
+      next.number_value = last_number;
+      next.ties = ties;
+    }
+    page.next = next;
   }
   return page;
 }

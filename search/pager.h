@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "issuescope/v1/search.pb.h"
+#include "search/match_split.h"
 #include "search/page_token.h"
 #include "search/query_parser.h"
 #include "xapian.h"
@@ -32,8 +33,9 @@ struct PageOptions {
   // most this many matches, and otherwise Xapian's estimate after looking at (at least) this
   // many (Page::total_exact false). 0: always exact. Default: 0.
   uint64_t count_bound = 0;
-  // Spy to pass every match to when counting (only with count_total; not owned). Default: none.
-  Xapian::MatchSpy* spy = nullptr;
+  // Spies to pass every match to when counting (only with count_total; not owned): none, or
+  // one per part of the MatchSplit, each seeing its part's matches. Default: none.
+  std::vector<Xapian::MatchSpy*> spies;
   // A query sorted by created or updated time and estimated to match at least this many
   // documents is paged by walking the month bucket terms in sort order (one month's matches
   // sorted at a time) instead of sorting every match; its total is then counted apart
@@ -57,14 +59,27 @@ struct Page {
 };
 
 // FetchPage returns the page of `parsed` that starts at `cursor`. Throws what Xapian throws;
-// DATA_LOSS for a document whose data is not an issue.
+// DATA_LOSS for a document whose data is not an issue. With a MatchSplit of several parts the
+// ranking pass (and any count) runs on all of them in parallel and their ranked lists are
+// merged: the same hits in the same order as one pass, in less time on an idle machine. Each
+// part needs its own parse of the query (`parts[i]` parsed against split.db(i)): Xapian's
+// reference counts are not atomic, so threads must not share Query objects. INTERNAL when
+// `parts` or PageOptions::spies (unless empty) do not have one entry per part.
 absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& parsed,
+                               const PageCursor& cursor, const PageOptions& options);
+absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<ParsedQuery>& parts,
                                const PageCursor& cursor, const PageOptions& options);
 
 // CountMatches returns the exact number of matches of `query`, passing each to `spy` (may be
 // null). Throws what Xapian throws.
 int64_t CountMatches(const Xapian::Database& db, const Xapian::Query& query,
                      Xapian::MatchSpy* spy);
+// CountMatches over a split counts the matches of `queries[i]` (one query object per part, as
+// for FetchPage) in part i, in parallel, passing them to `spies[i]` (`spies` empty or one per
+// part); with `fraction` < 1 only those in an evenly spread sample of that fraction of the
+// document ids (DocidSample). Throws what Xapian throws.
+int64_t CountMatches(const MatchSplit& split, const std::vector<Xapian::Query>& queries,
+                     const std::vector<Xapian::MatchSpy*>& spies, double fraction = 1.0);
 
 // MatchCount is a number of matches, exact or estimated.
 struct MatchCount {
@@ -76,6 +91,8 @@ struct MatchCount {
 // them (0: all): exact when there are at most `bound`, else Xapian's estimate. Throws what
 // Xapian throws.
 MatchCount CountMatchesBounded(const Xapian::Database& db, const Xapian::Query& query,
+                               uint64_t bound);
+MatchCount CountMatchesBounded(const MatchSplit& split, const std::vector<Xapian::Query>& queries,
                                uint64_t bound);
 
 // RankingWeight is the weighting of free-text matches: BM25 without document-length

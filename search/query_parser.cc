@@ -26,7 +26,9 @@ struct Clause {
   bool negated = false;
 };
 
-Xapian::Query MatchAllFilter() { return BooleanFilter(Xapian::Query::MatchAll); }
+// (A fresh match-all query, not the shared Query::MatchAll: Xapian's reference counts are not
+// atomic, and queries are built and run on several threads at once.)
+Xapian::Query MatchAllFilter() { return BooleanFilter(Xapian::Query(std::string())); }
 
 Xapian::Query Combine(Xapian::Query::op op, const std::vector<Xapian::Query>& queries) {
   if (queries.size() == 1) return queries[0];

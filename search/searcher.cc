@@ -17,6 +17,7 @@
 #include "common/status_macros.h"
 #include "search/docid_sample.h"
 #include "search/facets.h"
+#include "search/match_split.h"
 #include "search/page_token.h"
 #include "search/pager.h"
 #include "search/query_parser.h"
@@ -66,6 +67,20 @@ Xapian::doccount EstimateMatches(const Xapian::Database& db, const Xapian::Query
   return enquire.get_mset(0, 0).get_matches_estimated();
 }
 
+// ParseForParts parses `query` once per part of `split`, against the part's handle and on its
+// thread (Xapian's reference counts are not atomic: parts must not share Query objects).
+absl::StatusOr<std::vector<ParsedQuery>> ParseForParts(const MatchSplit& split,
+                                                       const std::string& query) {
+  std::vector<std::optional<absl::StatusOr<ParsedQuery>>> parsed(split.parts());
+  split.Run([&](size_t i) { parsed[i] = QueryParser(split.db(i)).Parse(query); });
+  std::vector<ParsedQuery> parts;
+  for (std::optional<absl::StatusOr<ParsedQuery>>& part : parsed) {
+    if (!part->ok()) return part->status();
+    parts.push_back(*std::move(*part));
+  }
+  return parts;
+}
+
 int MaxHandles(const std::string& path, int requested) {
   if (path.empty()) return 1;  // ForDatabase: the one handle it was given
   if (requested > 0) return requested;
@@ -77,7 +92,10 @@ int MaxHandles(const std::string& path, int requested) {
 Searcher::Searcher(std::string path, std::optional<Xapian::Database> db, SearcherOptions options)
     : path_(std::move(path)),
       options_(options),
-      max_handles_(MaxHandles(path_, options.max_handles)) {
+      max_handles_(MaxHandles(path_, options.max_handles)),
+      split_parts_(options.split_parts > 0
+                       ? options.split_parts
+                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))) {
   if (db) {
     idle_.push_back(std::make_unique<std::optional<Xapian::Database>>(std::move(db)));
     handles_ = 1;
@@ -127,6 +145,31 @@ Searcher::Lease Searcher::Borrow() {
   }
   ++handles_;
   return Lease(this, std::make_unique<std::optional<Xapian::Database>>());
+}
+
+std::vector<Searcher::Lease> Searcher::BorrowIdle(int n) {
+  std::vector<Lease> leases;
+  std::lock_guard<std::mutex> lock(mu_);
+  while (static_cast<int>(leases.size()) < n) {
+    if (!idle_.empty()) {
+      leases.emplace_back(this, std::move(idle_.back()));
+      idle_.pop_back();
+    } else if (handles_ < max_handles_) {
+      ++handles_;
+      leases.emplace_back(this, std::make_unique<std::optional<Xapian::Database>>());
+    } else {
+      break;
+    }
+  }
+  return leases;
+}
+
+std::vector<const Xapian::Database*> Searcher::SplitHandles(Lease& lease,
+                                                            std::vector<Lease>* helpers) {
+  std::vector<const Xapian::Database*> handles = {lease.Open()};
+  if (split_parts_ > 1 && !path_.empty()) *helpers = BorrowIdle(split_parts_ - 1);
+  for (Lease& helper : *helpers) handles.push_back(helper.Open());
+  return handles;
 }
 
 absl::Status Searcher::ConvertError(const Xapian::Error& e, absl::string_view what) const {
@@ -207,8 +250,11 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
     ASSIGN_OR_RETURN(cursor, DecodePageCursor(request.page_token(), fingerprint));
   }
 
-  Xapian::Database* db = lease.Open();
-  ASSIGN_OR_RETURN(ParsedQuery parsed, QueryParser(*db).Parse(request.query()));
+  std::vector<Lease> helpers;
+  const MatchSplit split(SplitHandles(lease, &helpers));
+  const Xapian::Database* db = &split.db(0);
+  ASSIGN_OR_RETURN(std::vector<ParsedQuery> parts, ParseForParts(split, request.query()));
+  const ParsedQuery& parsed = parts[0];
 
   // Facets of a match-all query come from term frequencies, exact and cheap, when every
   // document has its facet values (an index written before kFacetsSlot existed lacks the year
@@ -227,13 +273,17 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   // Facets of a query whose matches probably fit the bound (Xapian's estimate from term
   // frequencies) are counted by a spy riding along in that pass, which sees every match;
   // otherwise, or when the total proves larger, a second, boolean pass counts them.
-  std::optional<FacetCounter> ride_along;
+  // (One spy per part of the split, added up afterwards.)
+  std::vector<std::unique_ptr<FacetCounter>> ride_along;
   if (!facets.empty() && !facets_from_terms && !parsed.match_all &&
       EstimateMatches(*db, parsed.query) <= options_.facet_bound) {
-    ride_along.emplace(facets, options_.facet_bound);
-    page_options.spy = &*ride_along;
+    for (size_t i = 0; i < split.parts(); ++i) {
+      ride_along.push_back(std::make_unique<FacetCounter>(facets, options_.facet_bound));
+      page_options.spies.push_back(ride_along.back().get());
+    }
   }
-  ASSIGN_OR_RETURN(Page page, FetchPage(*db, parsed, cursor, page_options));
+  ASSIGN_OR_RETURN(Page page, FetchPage(split, parts, cursor, page_options));
+  for (size_t i = 1; i < ride_along.size(); ++i) ride_along[0]->Add(*ride_along[i]);
 
   v1::SearchResponse response;
   const int64_t total = parsed.match_all ? db->get_doccount() : page.total.value_or(0);
@@ -247,25 +297,33 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
     if (facets_from_terms) {
       ToFacets(CountFacetsFromTerms(*db, facets), facets, limit, response.mutable_facets());
       response.set_facets_counted(total);
-    } else if (ride_along && total_exact && ride_along->seen() == static_cast<uint64_t>(total) &&
-               ride_along->counted() == ride_along->seen()) {
-      ToFacets(ride_along->counts(), facets, limit, response.mutable_facets());
-      response.set_facets_counted(static_cast<int64_t>(ride_along->counted()));
+    } else if (!ride_along.empty() && total_exact &&
+               ride_along[0]->seen() == static_cast<uint64_t>(total) &&
+               ride_along[0]->counted() == ride_along[0]->seen() &&
+               ride_along[0]->counted() <= options_.facet_bound) {
+      ToFacets(ride_along[0]->counts(), facets, limit, response.mutable_facets());
+      response.set_facets_counted(static_cast<int64_t>(ride_along[0]->counted()));
     } else {
       // Every match when they fit the bound; else the matches among an evenly spread sample of
       // document ids sized to hold about facet_bound of them (DocidSample), so the work stays
       // proportional to the bound however broad the query.
-      FacetCounter spy(facets, std::numeric_limits<uint64_t>::max());
-      Xapian::Query counted_query = parsed.query;
+      double fraction = 1.0;
       if (total > 0 && static_cast<uint64_t>(total) > options_.facet_bound) {
-        const double fraction = static_cast<double>(options_.facet_bound) / total;
-        counted_query =
-            Xapian::Query(Xapian::Query::OP_FILTER, parsed.query,
-                          Xapian::Query((new DocidSample(fraction, kSampleWindows))->release()));
+        fraction = static_cast<double>(options_.facet_bound) / total;
       }
-      CountMatches(*db, counted_query, &spy);
-      ToFacets(spy.counts(), facets, limit, response.mutable_facets());
-      response.set_facets_counted(static_cast<int64_t>(spy.counted()));
+      std::vector<std::unique_ptr<FacetCounter>> counters;
+      std::vector<Xapian::MatchSpy*> spies;
+      for (size_t i = 0; i < split.parts(); ++i) {
+        counters.push_back(
+            std::make_unique<FacetCounter>(facets, std::numeric_limits<uint64_t>::max()));
+        spies.push_back(counters.back().get());
+      }
+      std::vector<Xapian::Query> queries;
+      for (const ParsedQuery& part : parts) queries.push_back(part.query);
+      CountMatches(split, queries, spies, fraction);
+      for (size_t i = 1; i < counters.size(); ++i) counters[0]->Add(*counters[i]);
+      ToFacets(counters[0]->counts(), facets, limit, response.mutable_facets());
+      response.set_facets_counted(static_cast<int64_t>(counters[0]->counted()));
     }
     response.set_facets_exact(total_exact && response.facets_counted() == total);
   }
@@ -283,12 +341,21 @@ absl::StatusOr<v1::AggregateResponse> Searcher::AggregateWith(
   }
   ASSIGN_OR_RETURN(std::vector<index::FacetField> dimensions,
                    ParseFacetFields(request.dimensions(), "dimension"));
-  Xapian::Database* db = lease.Open();
-  ASSIGN_OR_RETURN(ParsedQuery parsed, QueryParser(*db).Parse(request.query()));
-  AggregateCounter counter(dimensions);
+  std::vector<Lease> helpers;
+  const MatchSplit split(SplitHandles(lease, &helpers));
+  ASSIGN_OR_RETURN(std::vector<ParsedQuery> parts, ParseForParts(split, request.query()));
+  std::vector<Xapian::Query> queries;
+  for (const ParsedQuery& part : parts) queries.push_back(part.query);
+  std::vector<std::unique_ptr<AggregateCounter>> counters;
+  std::vector<Xapian::MatchSpy*> spies;
+  for (size_t i = 0; i < split.parts(); ++i) {
+    counters.push_back(std::make_unique<AggregateCounter>(dimensions));
+    spies.push_back(counters.back().get());
+  }
   v1::AggregateResponse response;
-  response.set_total(CountMatches(*db, parsed.query, &counter));
-  counter.Fill(&response);
+  response.set_total(CountMatches(split, queries, spies));
+  for (size_t i = 1; i < counters.size(); ++i) counters[0]->Add(*counters[i]);
+  counters[0]->Fill(&response);
   return response;
 }
 

@@ -52,6 +52,11 @@ struct SearcherOptions {
   // Database handles an on-disk index may have open at once, i.e. calls served in parallel;
   // 0 means the number of cores (at least 2). Default: 0.
   int max_handles = 0;
+  // A search or aggregation may run its matching on up to this many cores at once, when that
+  // many database handles are idle (MatchSplit: each part on a share of the shards); under
+  // load, when no other handle is free, a call runs on one. 0 means the number of cores; 1
+  // turns splitting off. Default: 0.
+  int split_parts = 0;
   // Hits fetched per round trip to the index while exporting. Default: 500.
   int export_chunk = 500;
 };
@@ -122,6 +127,11 @@ class Searcher {
 
   // Borrow waits for a free handle (or room for a new one) and lends it.
   Lease Borrow();
+  // BorrowIdle lends up to `n` more handles without waiting: those idle or with room to open.
+  std::vector<Lease> BorrowIdle(int n);
+  // SplitHandles opens `lease` and up to split_parts - 1 idle handles (kept in `helpers`) and
+  // returns them for a MatchSplit, `lease`'s first.
+  std::vector<const Xapian::Database*> SplitHandles(Lease& lease, std::vector<Lease>* helpers);
   absl::StatusOr<v1::SearchResponse> SearchWith(Lease& lease, const v1::SearchRequest& request);
   absl::StatusOr<v1::AggregateResponse> AggregateWith(Lease& lease,
                                                       const v1::AggregateRequest& request);
@@ -134,6 +144,7 @@ class Searcher {
   const std::string path_;  // empty for ForDatabase
   const SearcherOptions options_;
   const int max_handles_;
+  const int split_parts_;
   std::mutex mu_;
   std::condition_variable returned_;
   // Handles not lent out (guarded by mu_); an empty optional is not opened yet.

@@ -1,13 +1,17 @@
 // bench_search_probe: where one query's time goes, in-process over an index (no gRPC): the
 // median CPU time of each stage the search service runs for it — parsing, Xapian's estimate,
 // the page with its bounded total (as Search runs it), the page alone, the page without
-// snippets, and the bounded count (CountMatchesBounded) — over --reps runs. A tool for the search latency work (docs/BENCHMARKS.md).
+// snippets, and the bounded count (CountMatchesBounded) — over --reps runs; with --split N
+// also the wall time of the page with its total unsplit and split over N handles
+// (search/match_split.h). A tool for the search latency work (docs/BENCHMARKS.md).
 //
 //   bench_search_probe --index DIR [--queries search_queries.txt | --query "text"] [--reps N]
-//                      [--count-bound N]
+//                      [--count-bound N] [--split N]
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
+#include <memory>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -19,11 +23,13 @@
 #include "common/index_layout.h"
 #include "search/pager.h"
 #include "search/query_parser.h"
+#include "search/searcher.h"
 #include "xapian.h"
 
 namespace {
 
 using issuescope::search::FetchPage;
+using issuescope::search::MatchSplit;
 using issuescope::search::PageCursor;
 using issuescope::search::PageOptions;
 using issuescope::search::ParsedQuery;
@@ -46,6 +52,18 @@ double MedianMs(int reps, const std::function<void()>& fn) {
   return ms[ms.size() / 2];
 }
 
+double MedianWallMs(int reps, const std::function<void()>& fn) {
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                     .count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,6 +76,9 @@ int main(int argc, char** argv) {
   app.add_option("--query", one_query, "one query");
   app.add_option("--reps", reps, "runs per stage (median reported)")->check(CLI::Range(1, 1000));
   app.add_option("--count-bound", count_bound, "as issuescope-search --count-bound");
+  int split_parts = 1;
+  app.add_option("--split", split_parts, "also time the page split over this many handles")
+      ->check(CLI::Range(1, 64));
   CLI11_PARSE(app, argc, argv);
 
   std::vector<std::pair<std::string, std::string>> queries;
@@ -75,8 +96,21 @@ int main(int argc, char** argv) {
     }
   }
   Xapian::Database db = issuescope::index::OpenIndexForReading(index_dir);
-  std::printf("%-4s %8s %9s %9s %9s %9s %9s  %s\n", "id", "parse", "estimate", "page+tot",
-              "page", "no-snip", "count", "query");
+  std::vector<std::unique_ptr<Xapian::Database>> handles;
+  std::vector<const Xapian::Database*> handle_ptrs;
+  for (int i = 0; i < split_parts; ++i) {
+    handles.push_back(
+        std::make_unique<Xapian::Database>(issuescope::index::OpenIndexForReading(index_dir)));
+    handle_ptrs.push_back(handles.back().get());
+  }
+  const MatchSplit split(handle_ptrs);
+  issuescope::search::SearcherOptions searcher_options;
+  searcher_options.count_bound = count_bound;
+  searcher_options.split_parts = split_parts;
+  std::unique_ptr<issuescope::search::Searcher> searcher =
+      issuescope::search::Searcher::ForPath(index_dir, searcher_options);
+  std::printf("%-4s %8s %9s %9s %9s %9s %9s %9s %9s %9s  %s\n", "id", "parse", "estimate",
+              "page+tot", "page", "no-snip", "count", "wall", "split", "searcher", "query");
   for (const auto& [id, text] : queries) {
     QueryParser parser(db);
     absl::StatusOr<ParsedQuery> parsed = parser.Parse(text);
@@ -106,8 +140,18 @@ int main(int argc, char** argv) {
     bare.snippets = false;
     const double no_snippets =
         MedianMs(reps, [&] { (void)FetchPage(db, *parsed, PageCursor(), bare); });
-    std::printf("%-4s %8.2f %9.2f %9.2f %9.2f %9.2f %9.2f  %s\n", id.c_str(), parse, estimate,
-                full, page, no_snippets, count, text.c_str());
+    std::vector<ParsedQuery> parts;
+    for (size_t i = 0; i < split.parts(); ++i) parts.push_back(*QueryParser(split.db(i)).Parse(text));
+    const double wall =
+        MedianWallMs(reps, [&] { (void)FetchPage(db, *parsed, PageCursor(), with_total); });
+    const double split_wall =
+        MedianWallMs(reps, [&] { (void)FetchPage(split, parts, PageCursor(), with_total); });
+    issuescope::v1::SearchRequest request;
+    request.set_query(text);
+    const double searcher_wall = MedianWallMs(reps, [&] { (void)searcher->Search(request); });
+    std::printf("%-4s %8.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f  %s\n", id.c_str(),
+                parse, estimate, full, page, no_snippets, count, wall, split_wall, searcher_wall,
+                text.c_str());
   }
   return 0;
 }

@@ -1,0 +1,129 @@
+#include "search/match_split.h"
+
+#include <algorithm>
+#include <exception>
+#include <future>
+#include <memory>
+#include <numeric>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace issuescope::search {
+
+ShardFilter::ShardFilter(std::vector<std::string> uuids) : uuids_(std::move(uuids)) {}
+
+void ShardFilter::init(const Xapian::Database& db) {
+  current_ = 0;
+  const bool mine = std::find(uuids_.begin(), uuids_.end(), db.get_uuid()) != uuids_.end();
+  termfreq_ = mine ? db.get_doccount() : 0;
+  last_ = mine ? db.get_lastdocid() : 0;
+  if (last_ == 0) current_ = 1;  // at_end at once
+}
+
+void ShardFilter::next(double /*min_wt*/) { ++current_; }
+
+void ShardFilter::skip_to(Xapian::docid did, double /*min_wt*/) {
+  current_ = std::max(current_, did);
+}
+
+std::string ShardFilter::get_description() const {
+  return absl::StrCat("ShardFilter(", absl::StrJoin(uuids_, ","), ")");
+}
+
+namespace {
+
+// ShardProbe records, when Xapian sets it up in each shard, that shard's UUID and size; it
+// matches nothing. Its clones share one list, filled in shard order.
+class ShardProbe : public Xapian::PostingSource {
+ public:
+  explicit ShardProbe(std::shared_ptr<std::vector<ShardShare>> out) : out_(std::move(out)) {}
+  void init(const Xapian::Database& db) override {
+    out_->push_back(ShardShare{db.get_uuid(), db.get_doccount()});
+  }
+  Xapian::doccount get_termfreq_min() const override { return 0; }
+  Xapian::doccount get_termfreq_est() const override { return 0; }
+  Xapian::doccount get_termfreq_max() const override { return 0; }
+  void next(double /*min_wt*/) override {}
+  bool at_end() const override { return true; }
+  Xapian::docid get_docid() const override { return 0; }
+  ShardProbe* clone() const override { return new ShardProbe(out_); }
+  std::string get_description() const override { return "ShardProbe()"; }
+
+ private:
+  std::shared_ptr<std::vector<ShardShare>> out_;
+};
+
+}  // namespace
+
+std::vector<ShardShare> ListShards(const Xapian::Database& db) {
+  auto out = std::make_shared<std::vector<ShardShare>>();
+  Xapian::Enquire enquire(db);
+  enquire.set_query(Xapian::Query((new ShardProbe(out))->release()));
+  enquire.set_weighting_scheme(Xapian::BoolWeight());
+  (void)enquire.get_mset(0, 1);
+  return *out;
+}
+
+MatchSplit::MatchSplit(const Xapian::Database& db) : dbs_{&db} {}
+
+MatchSplit::MatchSplit(const std::vector<const Xapian::Database*>& handles) {
+  dbs_.push_back(handles.front());
+  if (handles.size() < 2) return;
+  std::vector<ShardShare> shards = ListShards(*handles.front());
+  const size_t parts = std::min(handles.size(), shards.size());
+  if (parts < 2) return;
+  // Shards are told apart by UUID: a backend without them (in-memory) is not split.
+  std::vector<std::string> seen;
+  for (const ShardShare& shard : shards) seen.push_back(shard.uuid);
+  std::sort(seen.begin(), seen.end());
+  if (seen.front().empty() || std::adjacent_find(seen.begin(), seen.end()) != seen.end()) return;
+  // Largest shard first to the part with the fewest documents so far.
+  std::stable_sort(shards.begin(), shards.end(), [](const ShardShare& a, const ShardShare& b) {
+    return a.documents > b.documents;
+  });
+  uuids_.assign(parts, {});
+  std::vector<uint64_t> load(parts, 0);
+  for (const ShardShare& shard : shards) {
+    const size_t lightest =
+        static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    uuids_[lightest].push_back(shard.uuid);
+    load[lightest] += shard.documents;
+  }
+  dbs_.assign(handles.begin(), handles.begin() + static_cast<std::ptrdiff_t>(parts));
+}
+
+Xapian::Query MatchSplit::Restrict(size_t i, const Xapian::Query& query) const {
+  if (uuids_.empty()) return query;
+  return Xapian::Query(Xapian::Query::OP_FILTER, query,
+                       Xapian::Query((new ShardFilter(uuids_[i]))->release()));
+}
+
+void MatchSplit::Run(const std::function<void(size_t)>& body) const {
+  if (dbs_.size() == 1) {
+    body(0);
+    return;
+  }
+  std::vector<std::future<void>> others;
+  others.reserve(dbs_.size() - 1);
+  for (size_t i = 1; i < dbs_.size(); ++i) {
+    others.push_back(std::async(std::launch::async, [&body, i] { body(i); }));
+  }
+  std::exception_ptr first_error;
+  try {
+    body(0);
+  } catch (...) {
+    first_error = std::current_exception();
+  }
+  for (std::future<void>& other : others) {
+    try {
+      other.get();
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+}  // namespace issuescope::search
