@@ -26,16 +26,33 @@ std::string Highlight(const Xapian::MSet& mset, const std::string& text, size_t 
                       "…");
 }
 
-// FirstRoot returns the offset of the first occurrence of any of `roots` in `text`
-// (case-insensitively for ASCII), 0 when there are no roots to check, npos when none occurs.
-size_t FirstRoot(const std::string& text, const std::vector<std::string>& roots) {
+// Windows tried around occurrences of a root before the whole text is highlighted.
+constexpr int kWindowAttempts = 3;
+
+// IsWordByte says whether an ASCII byte belongs to a word as Xapian's term generator splits
+// text ("nccl_debug" is one word, so "nccl" inside it is no match).
+bool IsWordByte(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// RootAt returns the offset of the first occurrence at or after `from` of any of `roots` in
+// `lower` (the text lowercased) that starts a word and is not joined to more by '_' (ASCII
+// roots; a CJK root may start anywhere), 0 when there are no roots to check, npos when none
+// occurs.
+size_t RootAt(const std::string& lower, const std::vector<std::string>& roots, size_t from) {
   if (roots.empty()) return 0;
-  const std::string lower = absl::AsciiStrToLower(text);
-  size_t first = std::string::npos;
+  size_t best = std::string::npos;
   for (const std::string& root : roots) {
-    first = std::min(first, lower.find(root));
+    const bool ascii = (static_cast<unsigned char>(root[0]) & 0x80) == 0;
+    for (size_t at = lower.find(root, from); at != std::string::npos && at < best;
+         at = lower.find(root, at + 1)) {
+      const size_t end = at + root.size();
+      if (!ascii || ((at == 0 || !IsWordByte(lower[at - 1])) &&
+                     (end >= lower.size() || lower[end] != '_'))) {
+        best = at;
+        break;
+      }
+    }
   }
-  return first;
+  return best;
 }
 
 // Around returns the part of `text` from about `before` bytes before `at` to about `after`
@@ -51,25 +68,32 @@ std::string Around(const std::string& text, size_t at, size_t before, size_t aft
   return text.substr(begin, end - begin);
 }
 
-// Passage highlights a match in `text`, looking first only around the first root (Xapian
-// tokenises every byte it is given; a few hundred around a match are enough for a snippet of
-// `length`), then in the whole text if that finds nothing.
-std::string Passage(const Xapian::MSet& mset, const std::string& text, size_t length,
-                    size_t first_root) {
-  if (first_root != std::string::npos && !text.empty() && text.size() > 4 * length) {
-    bool cut_start = false, cut_end = false;
-    const std::string window = Around(text, first_root, length, 2 * length, &cut_start, &cut_end);
-    std::string snippet =
-        Highlight(mset, window, length, Xapian::MSet::SNIPPET_EMPTY_WITHOUT_MATCH);
-    if (!snippet.empty()) {
-      const std::string ellipsis = "…";
-      if (cut_start && snippet.rfind(ellipsis, 0) != 0) snippet = ellipsis + snippet;
-      if (cut_end && (snippet.size() < ellipsis.size() ||
-                      snippet.compare(snippet.size() - ellipsis.size(), ellipsis.size(),
-                                      ellipsis) != 0)) {
-        snippet += ellipsis;
+// Passage highlights a match in `text` (`lower` is it lowercased), looking first only around
+// occurrences of a root (Xapian tokenises every byte it is given; a few hundred around a match
+// are enough for a snippet of `length`; an occurrence may still be no match, e.g. a word that
+// merely starts with the root), then in the whole text if that finds nothing.
+std::string Passage(const Xapian::MSet& mset, const std::string& text, const std::string& lower,
+                    size_t length, const std::vector<std::string>& roots) {
+  if (!roots.empty() && text.size() > 4 * length) {
+    size_t from = 0;
+    for (int attempt = 0; attempt < kWindowAttempts; ++attempt) {
+      const size_t at = RootAt(lower, roots, from);
+      if (at == std::string::npos) break;
+      bool cut_start = false, cut_end = false;
+      const std::string window = Around(text, at, length, 2 * length, &cut_start, &cut_end);
+      std::string snippet =
+          Highlight(mset, window, length, Xapian::MSet::SNIPPET_EMPTY_WITHOUT_MATCH);
+      if (!snippet.empty()) {
+        const std::string ellipsis = "…";
+        if (cut_start && snippet.rfind(ellipsis, 0) != 0) snippet = ellipsis + snippet;
+        if (cut_end && (snippet.size() < ellipsis.size() ||
+                        snippet.compare(snippet.size() - ellipsis.size(), ellipsis.size(),
+                                        ellipsis) != 0)) {
+          snippet += ellipsis;
+        }
+        return snippet;
       }
-      return snippet;
+      from = at + 2 * length;  // past this window
     }
   }
   return Highlight(mset, text, length, Xapian::MSet::SNIPPET_EMPTY_WITHOUT_MATCH);
@@ -133,16 +157,18 @@ std::string MakeSnippet(const Xapian::MSet& mset, bool has_text,
   const std::string& body = issue.issue().body();
   if (!has_text) return LeadingExcerpt(body, length);
   std::string snippet;
-  if (const size_t at = FirstRoot(body, roots); at != std::string::npos) {
-    snippet = Passage(mset, body, length, roots.empty() ? std::string::npos : at);
+  const std::string lower_body = roots.empty() ? std::string() : absl::AsciiStrToLower(body);
+  if (RootAt(lower_body, roots, 0) != std::string::npos) {
+    snippet = Passage(mset, body, lower_body, length, roots);
     if (!snippet.empty()) return snippet;
   }
   int checked = 0;
   for (const v1::Comment& comment : issue.comments()) {
     if (comment.system() || ++checked > kMaxCommentsForSnippet) continue;
-    const size_t at = FirstRoot(comment.body(), roots);
-    if (at == std::string::npos) continue;
-    snippet = Passage(mset, comment.body(), length, roots.empty() ? std::string::npos : at);
+    const std::string lower =
+        roots.empty() ? std::string() : absl::AsciiStrToLower(comment.body());
+    if (RootAt(lower, roots, 0) == std::string::npos) continue;
+    snippet = Passage(mset, comment.body(), lower, length, roots);
     if (!snippet.empty()) return snippet;
   }
   return LeadingExcerpt(body, length);

@@ -209,6 +209,26 @@ TEST_F(SearcherTest, ConcurrentQueriesAgree) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+// A long text is highlighted around occurrences of a query word; an occurrence that only
+// starts a longer word ("NCCL_DEBUG" for nccl) is no match, and the passage comes from the
+// real one further on — also when several such occurrences come first.
+TEST(SnippetTest, PassageAroundTheWordNotAWordThatStartsWithIt) {
+  Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
+  std::string filler;
+  for (int i = 0; i < 40; ++i) filler += "lorem ipsum dolor ";
+  testing::IssueSpec spec = Corpus()[0];
+  spec.body = "NCCL_DEBUG=INFO set. " + filler + " NCCL_P2P off. " + filler +
+              " NCCL_IB too. " + filler + " libnccl2 " + filler +
+              " the collective hangs in nccl allreduce " + filler;
+  spec.comments.clear();
+  db.add_document(testing::IndexedDocument(testing::TaggedIssue(spec)));
+  std::unique_ptr<Searcher> searcher = Searcher::ForDatabase(db);
+  v1::SearchResponse response = MustSearch(*searcher, "nccl");
+  ASSERT_EQ(response.hits_size(), 1);
+  EXPECT_THAT(response.hits(0).snippet(),
+              AllOf(HasSubstr("<mark>nccl</mark> allreduce"), StartsWith("…")));
+}
+
 TEST(SnippetTest, LeadingExcerptCutsAtWordsAndCharacters) {
   std::string words;
   for (int i = 0; i < 100; ++i) words += "word ";
