@@ -148,7 +148,12 @@ void FillHit(const v1::IssueWithComments& iwc, v1::SearchHit* hit) {
   hit->set_comment_count(issue.comment_count());
   hit->set_is_pull_request(issue.is_pull_request());
   hit->set_url(issue.url());
-  if (issue.has_tags()) *hit->mutable_tags() = issue.tags();
+  if (issue.has_tags()) {
+    // The tags without their evidence: audit detail for the issue view (GetIssue), and most
+    // of a hit's bytes.
+    *hit->mutable_tags() = issue.tags();
+    hit->mutable_tags()->clear_evidence();
+  }
 }
 
 namespace {
@@ -428,13 +433,17 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
   // first `first + want` matches and the merge keeps `want` after skipping `first`. Each part
   // counts up to its share of the bound; when that leaves a total that may be within the bound
   // inexact, the parts run again counting up to the whole bound (rare: the matches must lie
-  // unevenly). A relevance-ranked disjunction of terms is not split: its pass mostly skips
-  // postings, and the shard filter would cost more per posting than the split saves.
+  // unevenly). A relevance-ranked disjunction of terms matching more than a third of the
+  // index is not split: its pass is a walk along long posting lists, and the shard filter
+  // costs more per posting than the split saves (measured: docs/BENCHMARKS.md).
   Xapian::doccount lower = 0, upper = 0, estimated = 0;
   if (!walked) {
-    const size_t parts = count_apart || (!by_value && IsDisjunctionOfTerms(query))
-                             ? 1
-                             : split.parts();
+    const bool disjunction = !by_value && IsDisjunctionOfTerms(query);
+    const size_t parts =
+        split.parts() > 1 && disjunction &&
+                enquire.get_mset(0, 0).get_matches_estimated() > db.get_doccount() / 3
+            ? 1
+            : split.parts();
     std::vector<Xapian::MSet> msets(parts);
     const Xapian::doccount pass_check = count_here && !count_apart ? check : 0;
     // Rank runs the parts listed in `run` (all when empty), part i counting up to checks[i].

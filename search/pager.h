@@ -101,7 +101,8 @@ MatchCount CountMatchesBounded(const MatchSplit& split, const std::vector<Xapian
 // latency"); the title still counts double (title terms have wdf 2).
 Xapian::BM25Weight RankingWeight();
 
-// FillHit copies the fields of an indexed issue into a hit (no score, no snippet).
+// FillHit copies the fields of an indexed issue into a hit (no score, no snippet; tags without
+// their evidence, which GetIssue returns).
 void FillHit(const v1::IssueWithComments& issue, v1::SearchHit* hit);
 
 }  // namespace issuescope::search

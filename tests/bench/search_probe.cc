@@ -118,6 +118,14 @@ int main(int argc, char** argv) {
       std::printf("%-4s error: %s\n", id.c_str(), std::string(parsed.status().message()).c_str());
       continue;
     }
+    if (!one_query.empty()) {
+      // One query: also say what it became and how frequent its terms are.
+      std::fprintf(stderr, "%s\n", parsed->query.get_description().c_str());
+      for (Xapian::TermIterator t = parsed->query.get_unique_terms_begin();
+           t != parsed->query.get_unique_terms_end(); ++t) {
+        std::fprintf(stderr, "  %s: %u documents\n", (*t).c_str(), db.get_termfreq(*t));
+      }
+    }
     PageOptions with_total;
     with_total.count_total = !parsed->match_all;
     with_total.count_bound = count_bound;
@@ -149,6 +157,13 @@ int main(int argc, char** argv) {
     issuescope::v1::SearchRequest request;
     request.set_query(text);
     const double searcher_wall = MedianWallMs(reps, [&] { (void)searcher->Search(request); });
+    if (!one_query.empty()) {
+      absl::StatusOr<issuescope::v1::SearchResponse> response = searcher->Search(request);
+      if (response.ok()) {
+        std::fprintf(stderr, "response: %zu bytes, %d hits\n", response->ByteSizeLong(),
+                     response->hits_size());
+      }
+    }
     std::printf("%-4s %8.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f  %s\n", id.c_str(),
                 parse, estimate, full, page, no_snippets, count, wall, split_wall, searcher_wall,
                 text.c_str());
