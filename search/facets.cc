@@ -1,10 +1,14 @@
 #include "search/facets.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/index_schema.h"
+#include "search/match_split.h"
 
 namespace issuescope::search {
 namespace {
@@ -94,22 +98,54 @@ FacetCounts FacetCounter::counts() const {
   return out;
 }
 
+namespace {
+
+// TermCounts counts one facet over the whole database from its terms' frequencies.
+std::map<std::string, int64_t> TermCounts(const Xapian::Database& db, index::FacetField field) {
+  std::map<std::string, int64_t> values;
+  const std::string prefix = index::FacetInfos()[Index(field)].term_prefix;
+  for (Xapian::TermIterator it = db.allterms_begin(prefix); it != db.allterms_end(prefix); ++it) {
+    const std::string term = *it;
+    if (term.size() <= prefix.size()) continue;
+    // A capital after the prefix is another field's longer prefix ("XRS…" under "XR").
+    const char next = term[prefix.size()];
+    if (next >= 'A' && next <= 'Z') continue;
+    const Xapian::doccount freq = it.get_termfreq();
+    if (freq > 0) values[term.substr(prefix.size())] = freq;
+  }
+  return values;
+}
+
+}  // namespace
+
 FacetCounts CountFacetsFromTerms(const Xapian::Database& db,
                                  const std::vector<index::FacetField>& fields) {
+  // Cached per index revision (RevisionKey): walking every author term of every shard took
+  // milliseconds per query, and the answer changes only with a commit.
+  static std::mutex mu;
+  static std::string* cached_revision = new std::string();
+  static auto* cache = new std::map<index::FacetField, std::map<std::string, int64_t>>();
+  const std::string revision = RevisionKey(db);
   FacetCounts counts;
   for (index::FacetField field : fields) {
-    std::map<std::string, int64_t>& values = counts[field];
-    const std::string prefix = index::FacetInfos()[Index(field)].term_prefix;
-    for (Xapian::TermIterator it = db.allterms_begin(prefix); it != db.allterms_end(prefix);
-         ++it) {
-      const std::string term = *it;
-      if (term.size() <= prefix.size()) continue;
-      // A capital after the prefix is another field's longer prefix ("XRS…" under "XR").
-      const char next = term[prefix.size()];
-      if (next >= 'A' && next <= 'Z') continue;
-      const Xapian::doccount freq = it.get_termfreq();
-      if (freq > 0) values[term.substr(prefix.size())] = freq;
+    if (!revision.empty()) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (*cached_revision == revision) {
+        auto found = cache->find(field);
+        if (found != cache->end()) {
+          counts[field] = found->second;
+          continue;
+        }
+      }
     }
+    counts[field] = TermCounts(db, field);
+    if (revision.empty()) continue;
+    std::lock_guard<std::mutex> lock(mu);
+    if (*cached_revision != revision) {
+      cache->clear();
+      *cached_revision = revision;
+    }
+    (*cache)[field] = counts[field];
   }
   return counts;
 }

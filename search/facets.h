@@ -76,7 +76,8 @@ class FacetCounter : public Xapian::MatchSpy {
 };
 
 // CountFacetsFromTerms counts `fields` over the whole database from the term frequencies of
-// their boolean terms: exact, and cheap (no document is read). Throws what Xapian throws.
+// their boolean terms: exact, and cheap (no document is read; cached per index revision, see
+// RevisionKey). Throws what Xapian throws.
 FacetCounts CountFacetsFromTerms(const Xapian::Database& db,
                                  const std::vector<index::FacetField>& fields);
 

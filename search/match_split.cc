@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <exception>
-#include <future>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <memory>
 #include <numeric>
 #include <utility>
@@ -40,7 +43,14 @@ class ShardProbe : public Xapian::PostingSource {
  public:
   explicit ShardProbe(std::shared_ptr<std::vector<ShardShare>> out) : out_(std::move(out)) {}
   void init(const Xapian::Database& db) override {
-    out_->push_back(ShardShare{db.get_uuid(), db.get_doccount()});
+    Xapian::rev revision = 0;
+    try {
+      revision = db.get_revision();
+    } catch (const Xapian::InvalidOperationError&) {
+      // A backend without revisions.
+    } catch (const Xapian::UnimplementedError&) {
+    }
+    out_->push_back(ShardShare{db.get_uuid(), db.get_doccount(), revision});
   }
   Xapian::doccount get_termfreq_min() const override { return 0; }
   Xapian::doccount get_termfreq_est() const override { return 0; }
@@ -64,6 +74,15 @@ std::vector<ShardShare> ListShards(const Xapian::Database& db) {
   enquire.set_weighting_scheme(Xapian::BoolWeight());
   (void)enquire.get_mset(0, 1);
   return *out;
+}
+
+std::string RevisionKey(const Xapian::Database& db) {
+  std::string key;
+  for (const ShardShare& shard : ListShards(db)) {
+    if (shard.uuid.empty()) return "";
+    absl::StrAppend(&key, shard.uuid, "@", shard.revision, ";");
+  }
+  return key;
 }
 
 MatchSplit::MatchSplit(const Xapian::Database& db) : dbs_{&db} {}
@@ -100,30 +119,93 @@ Xapian::Query MatchSplit::Restrict(size_t i, const Xapian::Query& query) const {
                        Xapian::Query((new ShardFilter(uuids_[i]))->release()));
 }
 
+namespace {
+
+// WorkerPool runs the parts of splits other than the caller's: threads started once (one per
+// core but the caller's) and kept, since starting a thread per part cost about 40 µs, a few
+// per query. A task never waits for another task, so a full queue only delays. Leaked on
+// purpose: its threads may still wait on it while the process exits.
+class WorkerPool {
+ public:
+  static WorkerPool& Get() {
+    static WorkerPool* pool = new WorkerPool(
+        std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 1));
+    return *pool;
+  }
+
+  void Submit(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    ready_.notify_one();
+  }
+
+ private:
+  explicit WorkerPool(int threads) {
+    for (int i = 0; i < threads; ++i) {
+      std::thread([this] { Work(); }).detach();
+    }
+  }
+
+  void Work() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        ready_.wait(lock, [&] { return !tasks_.empty(); });
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> tasks_;
+};
+
+}  // namespace
+
 void MatchSplit::Run(const std::function<void(size_t)>& body) const {
   if (dbs_.size() == 1) {
     body(0);
     return;
   }
-  std::vector<std::future<void>> others;
-  others.reserve(dbs_.size() - 1);
+  // The other parts go to the pool; this thread runs part 0, then waits for the rest.
+  struct Call {
+    std::mutex mu;
+    std::condition_variable done;
+    size_t pending = 0;
+    std::exception_ptr error;
+  } call;
+  call.pending = dbs_.size() - 1;
+  const auto finish = [&call](std::exception_ptr error) {
+    std::lock_guard<std::mutex> lock(call.mu);
+    if (error && !call.error) call.error = error;
+    if (--call.pending == 0) call.done.notify_one();
+  };
   for (size_t i = 1; i < dbs_.size(); ++i) {
-    others.push_back(std::async(std::launch::async, [&body, i] { body(i); }));
+    WorkerPool::Get().Submit([&body, &finish, i] {
+      try {
+        body(i);
+        finish(nullptr);
+      } catch (...) {
+        finish(std::current_exception());
+      }
+    });
   }
-  std::exception_ptr first_error;
+  std::exception_ptr own_error;
   try {
     body(0);
   } catch (...) {
-    first_error = std::current_exception();
+    own_error = std::current_exception();
   }
-  for (std::future<void>& other : others) {
-    try {
-      other.get();
-    } catch (...) {
-      if (!first_error) first_error = std::current_exception();
-    }
-  }
-  if (first_error) std::rethrow_exception(first_error);
+  std::unique_lock<std::mutex> lock(call.mu);
+  call.done.wait(lock, [&] { return call.pending == 0; });
+  if (own_error) std::rethrow_exception(own_error);
+  if (call.error) std::rethrow_exception(call.error);
 }
 
 }  // namespace issuescope::search

@@ -53,15 +53,21 @@ class ShardFilter : public Xapian::PostingSource {
   Xapian::docid current_ = 0;  // 0 before the first next/skip_to
 };
 
-// ShardShare is one shard of an index: its UUID and document count.
+// ShardShare is one shard of an index: its UUID, document count and revision.
 struct ShardShare {
   std::string uuid;
   Xapian::doccount documents = 0;
+  Xapian::rev revision = 0;  // 0 where the backend has none (in memory)
 };
 
 // ListShards returns the shards of `db` in order (one entry for an unsharded database). Throws
 // what Xapian throws.
 std::vector<ShardShare> ListShards(const Xapian::Database& db);
+
+// RevisionKey names the exact contents of `db`: every shard's UUID and revision, so a value
+// derived from the index can be cached under it. Empty when a shard has no UUID (in memory):
+// nothing to cache under. Throws what Xapian throws.
+std::string RevisionKey(const Xapian::Database& db);
 
 class MatchSplit {
  public:

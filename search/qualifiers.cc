@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
+#include <string>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -18,6 +21,7 @@
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
 #include "common/time_util.h"
+#include "search/match_split.h"
 
 namespace issuescope::search {
 namespace {
@@ -330,11 +334,11 @@ Xapian::Query ValueRange(Xapian::valueno slot, std::optional<int64_t> lo,
   return ValueQuery(Xapian::Query::OP_VALUE_LE, slot, *hi);
 }
 
-// PeriodTerms returns each term under `prefix` (digits and '-' after it: "2024" or "2024-06")
-// with its period [first second, last second], or nullopt unless every document with a value
-// in `slot` has one.
-std::optional<std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>>> PeriodTerms(
-    const Xapian::Database& db, const std::string& prefix, Xapian::valueno slot) {
+using Periods = std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>>;
+
+// ReadPeriodTerms is PeriodTerms without the cache.
+std::optional<Periods> ReadPeriodTerms(const Xapian::Database& db, const std::string& prefix,
+                                       Xapian::valueno slot) {
   std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> out;
   Xapian::doccount covered = 0;
   for (Xapian::TermIterator t = db.allterms_begin(prefix); t != db.allterms_end(prefix); ++t) {
@@ -361,6 +365,34 @@ std::optional<std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>>> 
   return out;
 }
 
+// PeriodTerms returns each term under `prefix` (digits and '-' after it: "2024" or "2024-06")
+// with its period [first second, last second], or nullopt unless every document with a value
+// in `slot` has one. Cached per index revision (RevisionKey): listing the terms of every
+// shard cost about a millisecond per date qualifier.
+std::optional<Periods> PeriodTerms(const Xapian::Database& db, const std::string& prefix,
+                                   Xapian::valueno slot) {
+  static std::mutex mu;
+  static std::string* cached_revision = new std::string();
+  static auto* cache = new std::map<std::pair<std::string, Xapian::valueno>, std::optional<Periods>>();
+  const std::string revision = RevisionKey(db);
+  if (revision.empty()) return ReadPeriodTerms(db, prefix, slot);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (*cached_revision == revision) {
+      auto found = cache->find({prefix, slot});
+      if (found != cache->end()) return found->second;
+    }
+  }
+  std::optional<Periods> periods = ReadPeriodTerms(db, prefix, slot);
+  std::lock_guard<std::mutex> lock(mu);
+  if (*cached_revision != revision) {
+    cache->clear();
+    *cached_revision = revision;
+  }
+  (*cache)[{prefix, slot}] = periods;
+  return periods;
+}
+
 // DateRange matches `slot` times in [lo, hi]: from period terms when the index has them
 // (DateFilter's header), else by values.
 Xapian::Query DateRange(Xapian::valueno slot, std::optional<int64_t> lo, std::optional<int64_t> hi,
@@ -373,7 +405,7 @@ Xapian::Query DateRange(Xapian::valueno slot, std::optional<int64_t> lo, std::op
   if (db == nullptr || month_prefix == nullptr || db->get_value_freq(slot) == 0) return by_value;
   const auto months = PeriodTerms(*db, month_prefix, slot);
   if (!months) return by_value;
-  std::optional<std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>>> years;
+  std::optional<Periods> years;
   if (slot == index::kCreatedSlot) years = PeriodTerms(*db, index::kYearPrefix, slot);
   const int64_t from = lo.value_or(INT64_MIN), to = hi.value_or(INT64_MAX);
   auto inside = [&](const std::pair<int64_t, int64_t>& p) {

@@ -9,6 +9,7 @@
 #include "search/pager.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <random>
 #include <string>
@@ -201,6 +202,45 @@ TEST(DateRangeTermsTest, SameMatchesAsValueRanges) {
   year.column = 1;
   EXPECT_NE(DateFilter(index::kCreatedSlot, "created", year, &db)->get_description().find("XD2023"),
             std::string::npos);
+}
+
+// The period terms of an on-disk index are cached per revision: a commit that brings a new
+// month (an issue updated in a month no issue was updated in before) is seen by the next query.
+TEST(DateRangeTermsTest, NewMonthsAreSeenAfterACommit) {
+  char dir_template[] = "/tmp/issuescope-periods-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  Xapian::WritableDatabase writer(dir, Xapian::DB_CREATE_OR_OPEN);
+  const Xapian::WritableDatabase source = Build(50, false);
+  for (Xapian::docid id = 1; id <= 50; ++id) writer.add_document(source.get_document(id));
+  writer.commit();
+  QualifierValue v;
+  v.text = "2030-05-01..2030-05-31";
+  v.column = 1;
+  Xapian::Database reader(dir);
+  absl::StatusOr<Xapian::Query> before = DateFilter(index::kUpdatedSlot, "updated", v, &reader);
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_TRUE(Docids(reader, *before).empty());
+  IssueSpec s;
+  s.tracker = v1::TRACKER_GITHUB;
+  s.owner = "org";
+  s.name = "repo";
+  s.number = 999;
+  s.title = "late";
+  s.body = "text";
+  s.state = v1::ISSUE_STATE_OPEN;
+  s.pr = false;
+  s.author = "someone";
+  s.created = "2021-01-01T00:00:00Z";
+  s.updated = "2030-05-10T00:00:00Z";
+  s.comment_count = 0;
+  const Xapian::docid added = writer.add_document(index::BuildDocument(MakeIssue(s)));
+  writer.commit();
+  reader.reopen();
+  absl::StatusOr<Xapian::Query> after = DateFilter(index::kUpdatedSlot, "updated", v, &reader);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(Docids(reader, *after), std::vector<Xapian::docid>{added});
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -371,6 +371,33 @@ TEST(SearcherPathTest, WaitsForTheIndexAndSeesNewCommits) {
     db.set_metadata("feed:w", "1");
     db.commit();
     EXPECT_EQ(MustSearch(*searcher, "").total(), 1);
+    // Facets of a match-all query come from term frequencies, cached per revision: a commit
+    // that changes an issue's labels (same document count) changes them.
+    v1::SearchRequest facets;
+    facets.add_facets("label");
+    const auto labels = [&] {
+      absl::StatusOr<v1::SearchResponse> response = searcher->Search(facets);
+      EXPECT_TRUE(response.ok()) << response.status();
+      std::vector<std::string> out;
+      if (!response.ok() || response->facets_size() != 1) return out;
+      for (const v1::FacetValue& v : response->facets(0).values()) {
+        out.push_back(absl::StrCat(v.value(), "=", v.count()));
+      }
+      return out;
+    };
+    const std::vector<std::string> before = labels();
+    ASSERT_FALSE(before.empty());
+    v1::IssueWithComments relabelled = iwc;
+    relabelled.mutable_issue()->add_labels("freshly-added");
+    db.replace_document(index::IdTerm("github:pytorch/pytorch", 1),
+                        index::BuildDocument(relabelled));
+    db.commit();
+    std::vector<std::string> after = before;
+    after.push_back("freshly-added=1");
+    std::sort(after.begin(), after.end());
+    std::vector<std::string> seen = labels();
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen, after);
 
     v1::IssueWithComments second = MakeIssue(corpus[1]);
     db.replace_document(index::IdTerm("github:pytorch/pytorch", 2), index::BuildDocument(second));
