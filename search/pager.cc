@@ -385,9 +385,11 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
       std::vector<std::vector<Candidate>> found(parts);
       std::vector<char> aborted(parts, 0);
       // A query whose matches lie far from the walk's start (a date filter on another field,
-      // say) yields little per month: once the months walked hold a quarter of the index and
-      // the page is not full, one pass over everything is cheaper.
-      const uint64_t walk_limit = std::max<uint64_t>(1, db.get_doccount() / 4);
+      // say) yields little per month: once the months walked hold a sixteenth of the index and
+      // the page is not full, one pass over everything is cheaper. (A query spread evenly
+      // over the index and worth walking, at least bucket_walk_min_matches of a million, has
+      // hundreds of matches in that sixteenth: far more than a page.)
+      const uint64_t walk_limit = std::max<uint64_t>(1, db.get_doccount() / 16);
       const auto walk = [&](size_t i) {
         const Xapian::Database& part_db = split.db(i);
         Xapian::Enquire part_enquire(part_db);
