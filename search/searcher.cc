@@ -137,7 +137,9 @@ Xapian::Database* Searcher::Lease::Open() {
 
 Searcher::Lease Searcher::Borrow() {
   std::unique_lock<std::mutex> lock(mu_);
+  ++waiting_;
   returned_.wait(lock, [&] { return !idle_.empty() || handles_ < max_handles_; });
+  --waiting_;
   if (!idle_.empty()) {
     std::unique_ptr<std::optional<Xapian::Database>> db = std::move(idle_.back());
     idle_.pop_back();
@@ -150,6 +152,8 @@ Searcher::Lease Searcher::Borrow() {
 std::vector<Searcher::Lease> Searcher::BorrowIdle(int n) {
   std::vector<Lease> leases;
   std::lock_guard<std::mutex> lock(mu_);
+  // Calls waiting for a handle come first: splitting only pays while cores would idle.
+  if (waiting_ > 0) return leases;
   while (static_cast<int>(leases.size()) < n) {
     if (!idle_.empty()) {
       leases.emplace_back(this, std::move(idle_.back()));

@@ -127,7 +127,8 @@ class Searcher {
 
   // Borrow waits for a free handle (or room for a new one) and lends it.
   Lease Borrow();
-  // BorrowIdle lends up to `n` more handles without waiting: those idle or with room to open.
+  // BorrowIdle lends up to `n` more handles without waiting: those idle or with room to open;
+  // none while another call waits for a handle.
   std::vector<Lease> BorrowIdle(int n);
   // SplitHandles opens `lease` and up to split_parts - 1 idle handles (kept in `helpers`) and
   // returns them for a MatchSplit, `lease`'s first.
@@ -150,6 +151,7 @@ class Searcher {
   // Handles not lent out (guarded by mu_); an empty optional is not opened yet.
   std::vector<std::unique_ptr<std::optional<Xapian::Database>>> idle_;
   int handles_ = 0;  // handles in existence, idle or lent (guarded by mu_)
+  int waiting_ = 0;  // calls waiting in Borrow for a handle (guarded by mu_)
 };
 
 }  // namespace issuescope::search
