@@ -128,11 +128,54 @@ std::vector<std::string> MonthBuckets(const Xapian::Database& db, const std::str
 
 }  // namespace
 
-Xapian::BM25Weight RankingWeight() {
-  // k1 = 1, k2 = 0, k3 = 1 and min_normlen 0.5 are Xapian's defaults; b = 0 turns off length
-  // normalisation, so no match's document length is looked up.
-  return Xapian::BM25Weight(1, 0, 1, 0, 0.5);
+RankingWeight::RankingWeight() {
+  need_stat(COLLECTION_SIZE);
+  need_stat(RSET_SIZE);
+  need_stat(TERMFREQ);
+  need_stat(RELTERMFREQ);
+  need_stat(WDF);
+  need_stat(WDF_MAX);
+  need_stat(WQF);
 }
+
+RankingWeight* RankingWeight::clone() const { return new RankingWeight(); }
+
+RankingWeight* RankingWeight::unserialise(const std::string& /*serialised*/) const {
+  return new RankingWeight();
+}
+
+void RankingWeight::init(double factor) {
+  constexpr double k1 = 1, k3 = 1;
+  // Robertson–Spärck Jones idf without relevance information, as Xapian's BM25Weight: a term
+  // in more than half the documents would weigh less than nothing; ratios below 2 are mapped
+  // into [1, 2) so that every term keeps a small positive weight.
+  const double tf = get_termfreq();
+  double ratio = (get_collection_size() - tf + 0.5) / (tf + 0.5);
+  if (ratio < 2) ratio = ratio * 0.5 + 1;
+  const double wqf = get_wqf();
+  termweight_ = std::log(ratio) * factor * ((k3 + 1) * wqf / (k3 + wqf)) * (k1 + 1);
+  for (Xapian::termcount wdf = 0; wdf < kTable; ++wdf) table_[wdf] = Part(wdf);
+}
+
+double RankingWeight::Part(Xapian::termcount wdf) const {
+  constexpr double k1 = 1;
+  const double w = wdf;
+  return termweight_ * (w / (k1 + w));
+}
+
+double RankingWeight::get_sumpart(Xapian::termcount wdf, Xapian::termcount /*doclen*/,
+                                  Xapian::termcount /*uniqterms*/) const {
+  return wdf < kTable ? table_[wdf] : Part(wdf);
+}
+
+double RankingWeight::get_maxpart() const { return Part(get_wdf_upper_bound()); }
+
+double RankingWeight::get_sumextra(Xapian::termcount /*doclen*/,
+                                   Xapian::termcount /*uniqterms*/) const {
+  return 0;
+}
+
+double RankingWeight::get_maxextra() const { return 0; }
 
 void FillHit(const v1::IssueWithComments& iwc, v1::SearchHit* hit) {
   const v1::Issue& issue = iwc.issue();

@@ -96,10 +96,33 @@ MatchCount CountMatchesBounded(const MatchSplit& split, const std::vector<Xapian
                                uint64_t bound);
 
 // RankingWeight is the weighting of free-text matches: BM25 without document-length
-// normalisation (b = 0). Scoring a match then needs only its terms' wdf, never its document's
-// length, which was most of the cost of weighing every match (docs/BENCHMARKS.md, "Search
-// latency"); the title still counts double (title terms have wdf 2).
-Xapian::BM25Weight RankingWeight();
+// normalisation (b = 0; k1 = 1, k3 = 1, Xapian's defaults), the idf computed as Xapian's
+// BM25Weight does (a term in more than half the documents keeps a small positive weight).
+// Scoring a match needs only its terms' wdf, never its document's length, which was most of
+// the cost of weighing every match (docs/BENCHMARKS.md, "Search latency"); the title still
+// counts double (title terms have wdf 2). A match's part is read from a per-term table for
+// small wdfs: Xapian's BM25Weight divides for every posting.
+class RankingWeight : public Xapian::Weight {
+ public:
+  RankingWeight();
+  RankingWeight* clone() const override;
+  void init(double factor) override;
+  std::string name() const override { return "issuescope.RankingWeight"; }
+  std::string serialise() const override { return ""; }
+  RankingWeight* unserialise(const std::string& serialised) const override;
+  double get_sumpart(Xapian::termcount wdf, Xapian::termcount doclen,
+                     Xapian::termcount uniqterms) const override;
+  double get_maxpart() const override;
+  double get_sumextra(Xapian::termcount doclen, Xapian::termcount uniqterms) const override;
+  double get_maxextra() const override;
+
+ private:
+  static constexpr Xapian::termcount kTable = 64;
+  // Part is termweight · wdf / (k1 + wdf).
+  double Part(Xapian::termcount wdf) const;
+  double termweight_ = 0;
+  double table_[kTable] = {};
+};
 
 // FillHit copies the fields of an indexed issue into a hit (no score, no snippet; tags without
 // their evidence, which GetIssue returns).

@@ -204,6 +204,60 @@ TEST(DateRangeTermsTest, SameMatchesAsValueRanges) {
             std::string::npos);
 }
 
+// RankingWeight is Xapian's BM25 with b = 0 (k1 = 1, k3 = 1), only with a table for small
+// wdfs: the same matches in the same order with the same weights (to rounding), for common and
+// rare terms, wdfs beyond the table, repeated query words and phrases.
+TEST(RankingWeightTest, SameAsXapiansBm25WithoutLengthNormalisation) {
+  Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> repeat(0, 90), pick(0, 5);
+  const std::vector<std::string> words = {"alpha", "beta", "gamma", "delta", "omega", "rare"};
+  for (int i = 0; i < 400; ++i) {
+    Xapian::Document doc;
+    Xapian::termpos pos = 1;
+    for (int w = 0; w < 6; ++w) {
+      // "alpha" in almost every document (ratio below 2), "rare" in few.
+      if (w == 5 && i % 23 != 0) continue;
+      if (w == 0 || pick(rng) < 3) {
+        const int n = 1 + repeat(rng) * (w == 1 ? 1 : (i % 5 == 0 ? 1 : 0));
+        for (int k = 0; k < n; ++k) doc.add_posting(words[w], pos++);
+      }
+    }
+    db.add_document(doc);
+  }
+  const std::vector<Xapian::Query> queries = {
+      Xapian::Query("alpha"),
+      Xapian::Query("beta"),
+      Xapian::Query("rare"),
+      Xapian::Query(Xapian::Query::OP_AND, Xapian::Query("alpha"), Xapian::Query("beta")),
+      Xapian::Query(Xapian::Query::OP_OR, Xapian::Query("gamma"), Xapian::Query("rare")),
+      Xapian::Query(Xapian::Query::OP_OR, Xapian::Query("beta", 2), Xapian::Query("delta")),
+      Xapian::Query(Xapian::Query::OP_PHRASE, Xapian::Query("alpha"), Xapian::Query("beta")),
+  };
+  for (const Xapian::Query& query : queries) {
+    const auto ranked = [&](const Xapian::Weight& weight) {
+      Xapian::Enquire enquire(db);
+      enquire.set_query(query);
+      enquire.set_weighting_scheme(weight);
+      const Xapian::MSet mset = enquire.get_mset(0, db.get_doccount());
+      std::vector<std::pair<Xapian::docid, double>> out;
+      for (Xapian::MSetIterator it = mset.begin(); it != mset.end(); ++it) {
+        out.emplace_back(*it, it.get_weight());
+      }
+      return out;
+    };
+    const auto expected = ranked(Xapian::BM25Weight(1, 0, 1, 0, 0.5));
+    const auto got = ranked(RankingWeight());
+    ASSERT_FALSE(expected.empty()) << query.get_description();
+    ASSERT_EQ(got.size(), expected.size()) << query.get_description();
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].first, expected[i].first) << query.get_description() << " rank " << i;
+      EXPECT_NEAR(got[i].second, expected[i].second, 1e-9 * expected[i].second)
+          << query.get_description() << " rank " << i;
+    }
+  }
+}
+
 // The period terms of an on-disk index are cached per revision: a commit that brings a new
 // month (an issue updated in a month no issue was updated in before) is seen by the next query.
 TEST(DateRangeTermsTest, NewMonthsAreSeenAfterACommit) {
