@@ -12,7 +12,8 @@
 # --si-batch-document parts, J at a time, then xapian-compact merges them (the "shards then
 # compact" way), with each scheme of --si-schemes: "twice" indexes every field prefixed and
 # unprefixed (a straightforward positional indexer, as issuescope did before), "once" indexes
-# each field once under its prefix (issuescope's current term scheme); --si-single also times
+# the text once unprefixed and the title again under S (issuescope's current term scheme,
+# "unprefixed-1" in common/index_text.h); --si-single also times
 # scriptindex ("twice") into one growing database. Prints one table
 # row per indexer: docs, wall seconds, docs/s, CPU seconds, docs per CPU-second, peak RSS, size.
 # Exits non-zero when an indexer fails or an index holds the wrong number of documents.
@@ -132,9 +133,9 @@ comments : field=comments index=XC weight=1 index
 SCRIPT
   cat > "$work/once.script" <<'SCRIPT'
 id : boolean=Q unique=Q
-title : field=title weight=2 index=S
-body : field=body weight=1 index=XB
-comments : field=comments weight=1 index=XC
+title : field=title weight=2 index index=S
+body : field=body weight=1 index
+comments : field=comments weight=1 index
 SCRIPT
   mkdir -p "$work/parts"
   awk -v n="$si_batch" -v dir="$work/parts" 'BEGIN {RS = ""; ORS = "\n\n"}
