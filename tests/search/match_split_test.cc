@@ -106,9 +106,10 @@ class ShardedIndex {
   std::vector<std::unique_ptr<Xapian::Database>> handles_;
 };
 
+// One index for all tests of this file, removed at exit.
 ShardedIndex& Index() {
-  static ShardedIndex* index = new ShardedIndex();
-  return *index;
+  static ShardedIndex index;
+  return index;
 }
 
 std::vector<ParsedQuery> ParseParts(const MatchSplit& split, const std::string& query) {
