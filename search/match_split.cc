@@ -72,7 +72,15 @@ std::vector<ShardShare> ListShards(const Xapian::Database& db) {
   Xapian::Enquire enquire(db);
   enquire.set_query(Xapian::Query((new ShardProbe(out))->release()));
   enquire.set_weighting_scheme(Xapian::BoolWeight());
-  (void)enquire.get_mset(0, 1);
+  try {
+    (void)enquire.get_mset(0, 1);
+  } catch (const Xapian::UnimplementedError&) {
+    return {};  // e.g. a remote shard, which cannot run a posting source of ours
+  } catch (const Xapian::InvalidOperationError&) {
+    return {};
+  } catch (const Xapian::SerialisationError&) {
+    return {};
+  }
   return *out;
 }
 
@@ -93,12 +101,19 @@ MatchSplit::MatchSplit(const std::vector<const Xapian::Database*>& handles) {
   std::vector<ShardShare> shards = ListShards(*handles.front());
   const size_t parts = std::min(handles.size(), shards.size());
   if (parts < 2) return;
+  // Every handle must be the same set of shards (a handle opened before the index was
+  // rebuilt or resharded is not): otherwise a shard could fall outside every part.
+  const std::string uuid = handles.front()->get_uuid();
+  for (size_t i = 1; i < parts; ++i) {
+    if (handles[i]->get_uuid() != uuid) return;
+  }
   // Shards are told apart by UUID: a backend without them (in-memory) is not split.
   std::vector<std::string> seen;
   for (const ShardShare& shard : shards) seen.push_back(shard.uuid);
   std::sort(seen.begin(), seen.end());
   if (seen.front().empty() || std::adjacent_find(seen.begin(), seen.end()) != seen.end()) return;
-  // Largest shard first to the part with the fewest documents so far.
+  // Largest shard first to the part with the fewest documents so far (empty shards last; a
+  // part may end up with none, and then matches nothing).
   std::stable_sort(shards.begin(), shards.end(), [](const ShardShare& a, const ShardShare& b) {
     return a.documents > b.documents;
   });
@@ -186,21 +201,32 @@ void MatchSplit::Run(const std::function<void(size_t)>& body) const {
     if (error && !call.error) call.error = error;
     if (--call.pending == 0) call.done.notify_one();
   };
-  for (size_t i = 1; i < dbs_.size(); ++i) {
-    WorkerPool::Get().Submit([&body, &finish, i] {
-      try {
-        body(i);
-        finish(nullptr);
-      } catch (...) {
-        finish(std::current_exception());
-      }
-    });
-  }
   std::exception_ptr own_error;
+  size_t submitted = 1;
   try {
-    body(0);
+    for (; submitted < dbs_.size(); ++submitted) {
+      const size_t i = submitted;
+      WorkerPool::Get().Submit([&body, &finish, i] {
+        try {
+          body(i);
+          finish(nullptr);
+        } catch (...) {
+          finish(std::current_exception());
+        }
+      });
+    }
   } catch (...) {
+    // Could not hand a part over (out of memory): wait only for those handed over.
     own_error = std::current_exception();
+    std::lock_guard<std::mutex> lock(call.mu);
+    call.pending -= dbs_.size() - submitted;
+  }
+  if (!own_error) {
+    try {
+      body(0);
+    } catch (...) {
+      own_error = std::current_exception();
+    }
   }
   std::unique_lock<std::mutex> lock(call.mu);
   call.done.wait(lock, [&] { return call.pending == 0; });

@@ -339,7 +339,8 @@ MatchCount CountMatchesBounded(const MatchSplit& split, const std::vector<Xapian
   double fraction = std::min(1.0, 1.25 * static_cast<double>(bound) / estimate);
   while (fraction < 1.0) {
     const int64_t in_sample = SplitCount(split, queries, {}, fraction);
-    if (in_sample >= static_cast<int64_t>(bound)) {
+    // More than `bound` matches prove the total beyond it (exactly `bound` could be all).
+    if (in_sample > static_cast<int64_t>(bound)) {
       return {static_cast<int64_t>(std::llround(static_cast<double>(in_sample) / fraction)),
               false};
     }
@@ -432,7 +433,10 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
       // the page is not full, one pass over everything is cheaper. (A query spread evenly
       // over the index and worth walking, at least bucket_walk_min_matches of a million, has
       // hundreds of matches in that sixteenth: far more than a page.)
-      const uint64_t walk_limit = std::max<uint64_t>(1, db.get_doccount() / 16);
+      // (A part sees about 1/parts of the matches but needs a whole page: it may walk that
+      // many times further.)
+      const uint64_t walk_limit =
+          std::max<uint64_t>(1, db.get_doccount() / 16) * split.parts();
       const auto walk = [&](size_t i) {
         const Xapian::Database& part_db = split.db(i);
         Xapian::Enquire part_enquire(part_db);

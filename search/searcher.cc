@@ -151,6 +151,7 @@ Searcher::Lease Searcher::Borrow() {
 
 std::vector<Searcher::Lease> Searcher::BorrowIdle(int n) {
   std::vector<Lease> leases;
+  leases.reserve(static_cast<size_t>(std::max(n, 0)));  // no allocation under mu_
   std::lock_guard<std::mutex> lock(mu_);
   // Calls waiting for a handle come first: splitting only pays while cores would idle.
   if (waiting_ > 0) return leases;
@@ -171,8 +172,14 @@ std::vector<Searcher::Lease> Searcher::BorrowIdle(int n) {
 std::vector<const Xapian::Database*> Searcher::SplitHandles(Lease& lease,
                                                             std::vector<Lease>* helpers) {
   std::vector<const Xapian::Database*> handles = {lease.Open()};
-  if (split_parts_ > 1 && !path_.empty()) *helpers = BorrowIdle(split_parts_ - 1);
+  if (split_parts_ < 2 || path_.empty()) return handles;
+  // No more parts than shards (an unsharded index is not split: no handle is borrowed).
+  const int shards = static_cast<int>(ListShards(*handles.front()).size());
+  const int extra = std::min(split_parts_, shards) - 1;
+  if (extra <= 0) return handles;
+  *helpers = BorrowIdle(extra);
   for (Lease& helper : *helpers) handles.push_back(helper.Open());
+  split_searches_.fetch_add(helpers->empty() ? 0 : 1, std::memory_order_relaxed);
   return handles;
 }
 

@@ -14,6 +14,8 @@
 // naming the operation).
 #pragma once
 
+#include <atomic>
+
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -100,6 +102,10 @@ class Searcher {
   // with its comments and tags. NOT_FOUND when the index lacks it.
   absl::StatusOr<v1::IssueWithComments> GetIssue(absl::string_view repo_slug, int64_t number);
 
+  // SplitCalls is the number of searches and aggregations so far that borrowed handles to run
+  // split over several cores (for monitoring and tests).
+  uint64_t SplitCalls() const { return split_searches_.load(std::memory_order_relaxed); }
+
   // GetIndexStatus returns the document count and the change-feed positions the index has
   // consumed (index::ReadFeedPositions: the minimum over the shards), ordered by store id.
   // UNIMPLEMENTED for the in-memory backend, which cannot list metadata keys. On-disk indexes
@@ -152,6 +158,7 @@ class Searcher {
   std::vector<std::unique_ptr<std::optional<Xapian::Database>>> idle_;
   int handles_ = 0;  // handles in existence, idle or lent (guarded by mu_)
   int waiting_ = 0;  // calls waiting in Borrow for a handle (guarded by mu_)
+  std::atomic<uint64_t> split_searches_{0};
 };
 
 }  // namespace issuescope::search
