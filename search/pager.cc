@@ -433,10 +433,10 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
       // the page is not full, one pass over everything is cheaper. (A query spread evenly
       // over the index and worth walking, at least bucket_walk_min_matches of a million, has
       // hundreds of matches in that sixteenth: far more than a page.)
-      // (A part sees about 1/parts of the matches but needs a whole page: it may walk that
-      // many times further.)
-      const uint64_t walk_limit =
-          std::max<uint64_t>(1, db.get_doccount() / 16) * split.parts();
+      // A part of a split sees about 1/parts of the matches in the same months and needs a
+      // whole page, yet the same limit holds: an evenly spread query worth walking has over a
+      // hundred matches per part there; walking further only delays the fallback.
+      const uint64_t walk_limit = std::max<uint64_t>(1, db.get_doccount() / 16);
       const auto walk = [&](size_t i) {
         const Xapian::Database& part_db = split.db(i);
         Xapian::Enquire part_enquire(part_db);
