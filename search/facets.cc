@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/index_schema.h"
 #include "search/match_split.h"
+#include "search/revision_cache.h"
 
 namespace issuescope::search {
 namespace {
@@ -122,30 +122,11 @@ FacetCounts CountFacetsFromTerms(const Xapian::Database& db,
                                  const std::vector<index::FacetField>& fields) {
   // Cached per index revision (RevisionKey): walking every author term of every shard took
   // milliseconds per query, and the answer changes only with a commit.
-  static std::mutex mu;
-  static std::string* cached_revision = new std::string();
-  static auto* cache = new std::map<index::FacetField, std::map<std::string, int64_t>>();
+  static auto* cache = new RevisionCache<index::FacetField, std::map<std::string, int64_t>>();
   const std::string revision = RevisionKey(db);
   FacetCounts counts;
   for (index::FacetField field : fields) {
-    if (!revision.empty()) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (*cached_revision == revision) {
-        auto found = cache->find(field);
-        if (found != cache->end()) {
-          counts[field] = found->second;
-          continue;
-        }
-      }
-    }
-    counts[field] = TermCounts(db, field);
-    if (revision.empty()) continue;
-    std::lock_guard<std::mutex> lock(mu);
-    if (*cached_revision != revision) {
-      cache->clear();
-      *cached_revision = revision;
-    }
-    (*cache)[field] = counts[field];
+    counts[field] = cache->Get(revision, field, [&] { return TermCounts(db, field); });
   }
   return counts;
 }

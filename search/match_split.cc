@@ -1,13 +1,12 @@
 #include "search/match_split.h"
 
 #include <algorithm>
-#include <exception>
 #include <condition_variable>
 #include <deque>
+#include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
-#include <memory>
-#include <numeric>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -95,10 +94,14 @@ std::string RevisionKey(const Xapian::Database& db) {
 
 MatchSplit::MatchSplit(const Xapian::Database& db) : dbs_{&db} {}
 
-MatchSplit::MatchSplit(const std::vector<const Xapian::Database*>& handles) {
+MatchSplit::MatchSplit(const std::vector<const Xapian::Database*>& handles)
+    : MatchSplit(handles, handles.size() < 2 ? std::vector<ShardShare>()
+                                             : ListShards(*handles.front())) {}
+
+MatchSplit::MatchSplit(const std::vector<const Xapian::Database*>& handles,
+                       std::vector<ShardShare> shards) {
   dbs_.push_back(handles.front());
   if (handles.size() < 2) return;
-  std::vector<ShardShare> shards = ListShards(*handles.front());
   const size_t parts = std::min(handles.size(), shards.size());
   if (parts < 2) return;
   // Every handle must be the same set of shards (a handle opened before the index was

@@ -47,7 +47,7 @@ class ShardFilter : public Xapian::PostingSource {
   std::string get_description() const override;
 
  private:
-  const std::vector<std::string> uuids_;  // sorted
+  const std::vector<std::string> uuids_;
   Xapian::doccount termfreq_ = 0;
   Xapian::docid last_ = 0;     // last id to yield (0: none)
   Xapian::docid current_ = 0;  // 0 before the first next/skip_to
@@ -76,6 +76,8 @@ class MatchSplit {
   // MatchSplit over `handles` (at least one, all opened on the same index): at most
   // min(handles, shards) parts, shards balanced by document count. Throws what Xapian throws.
   explicit MatchSplit(const std::vector<const Xapian::Database*>& handles);
+  // The same with the shards of handles[0] already listed (ListShards).
+  MatchSplit(const std::vector<const Xapian::Database*>& handles, std::vector<ShardShare> shards);
 
   // parts is the number of parts (1: no split).
   size_t parts() const { return dbs_.size(); }

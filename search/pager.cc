@@ -242,14 +242,6 @@ int64_t SplitCount(const MatchSplit& split, const std::vector<Xapian::Query>& qu
   return total;
 }
 
-// Queries returns the query of every part.
-std::vector<Xapian::Query> Queries(const std::vector<ParsedQuery>& parsed) {
-  std::vector<Xapian::Query> out;
-  out.reserve(parsed.size());
-  for (const ParsedQuery& p : parsed) out.push_back(p.query);
-  return out;
-}
-
 // Candidate is a match of one part's MSet.
 struct Candidate {
   const Xapian::MSet* mset;
@@ -304,6 +296,13 @@ std::vector<Candidate> Merge(const std::vector<std::vector<Candidate>>& lists,
 int64_t CountMatches(const Xapian::Database& db, const Xapian::Query& query,
                      Xapian::MatchSpy* spy) {
   return BooleanCount(db, query, spy, db.get_doccount()).get_matches_estimated();
+}
+
+std::vector<Xapian::Query> PartQueries(const std::vector<ParsedQuery>& parts) {
+  std::vector<Xapian::Query> out;
+  out.reserve(parts.size());
+  for (const ParsedQuery& part : parts) out.push_back(part.query);
+  return out;
 }
 
 int64_t CountMatches(const MatchSplit& split, const std::vector<Xapian::Query>& queries,
@@ -561,7 +560,7 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
   const bool known = !walked && lower == upper;
   if (walked) {
     if (options.count_total) {
-      const MatchCount counted = CountMatchesBounded(split, Queries(parts), options.count_bound);
+      const MatchCount counted = CountMatchesBounded(split, PartQueries(parts), options.count_bound);
       page.total = counted.count;
       page.total_exact = counted.exact;
     }
@@ -571,9 +570,9 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
     page.total_exact = known;
     page.total = known ? lower : estimated;
   } else if (options.count_total && !options.spies.empty()) {
-    page.total = CountMatches(split, Queries(parts), options.spies);
+    page.total = CountMatches(split, PartQueries(parts), options.spies);
   } else if (options.count_total) {
-    const MatchCount counted = CountMatchesBounded(split, Queries(parts), options.count_bound);
+    const MatchCount counted = CountMatchesBounded(split, PartQueries(parts), options.count_bound);
     page.total = counted.count;
     page.total_exact = counted.exact;
   }

@@ -74,6 +74,9 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
 // null). Throws what Xapian throws.
 int64_t CountMatches(const Xapian::Database& db, const Xapian::Query& query,
                      Xapian::MatchSpy* spy);
+// PartQueries returns the query of every part's parse, for CountMatches over a split.
+std::vector<Xapian::Query> PartQueries(const std::vector<ParsedQuery>& parts);
+
 // CountMatches over a split counts the matches of `queries[i]` (one query object per part, as
 // for FetchPage) in part i, in parallel, passing them to `spies[i]` (`spies` empty or one per
 // part); with `fraction` < 1 only those in an evenly spread sample of that fraction of the

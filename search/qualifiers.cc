@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <mutex>
 #include <string>
 #include <optional>
 #include <utility>
@@ -22,6 +20,7 @@
 #include "common/repo_slug.h"
 #include "common/time_util.h"
 #include "search/match_split.h"
+#include "search/revision_cache.h"
 
 namespace issuescope::search {
 namespace {
@@ -371,26 +370,10 @@ std::optional<Periods> ReadPeriodTerms(const Xapian::Database& db, const std::st
 // shard cost about a millisecond per date qualifier.
 std::optional<Periods> PeriodTerms(const Xapian::Database& db, const std::string& prefix,
                                    Xapian::valueno slot) {
-  static std::mutex mu;
-  static std::string* cached_revision = new std::string();
-  static auto* cache = new std::map<std::pair<std::string, Xapian::valueno>, std::optional<Periods>>();
-  const std::string revision = RevisionKey(db);
-  if (revision.empty()) return ReadPeriodTerms(db, prefix, slot);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (*cached_revision == revision) {
-      auto found = cache->find({prefix, slot});
-      if (found != cache->end()) return found->second;
-    }
-  }
-  std::optional<Periods> periods = ReadPeriodTerms(db, prefix, slot);
-  std::lock_guard<std::mutex> lock(mu);
-  if (*cached_revision != revision) {
-    cache->clear();
-    *cached_revision = revision;
-  }
-  (*cache)[{prefix, slot}] = periods;
-  return periods;
+  static auto* cache =
+      new RevisionCache<std::pair<std::string, Xapian::valueno>, std::optional<Periods>>();
+  return cache->Get(RevisionKey(db), {prefix, slot},
+                    [&] { return ReadPeriodTerms(db, prefix, slot); });
 }
 
 // DateRange matches `slot` times in [lo, hi]: from period terms when the index has them

@@ -67,6 +67,25 @@ Xapian::doccount EstimateMatches(const Xapian::Database& db, const Xapian::Query
   return enquire.get_mset(0, 0).get_matches_estimated();
 }
 
+// PartSpies is one spy of type Spy per part of a split (or none), added up into the first.
+template <typename Spy>
+struct PartSpies {
+  template <typename... Args>
+  PartSpies(size_t parts, const Args&... args) {
+    for (size_t i = 0; i < parts; ++i) {
+      owned.push_back(std::make_unique<Spy>(args...));
+      spies.push_back(owned.back().get());
+    }
+  }
+  // Merged adds every part's counts into the first part's spy and returns it (call once).
+  Spy& Merged() {
+    for (size_t i = 1; i < owned.size(); ++i) owned[0]->Add(*owned[i]);
+    return *owned[0];
+  }
+  std::vector<std::unique_ptr<Spy>> owned;
+  std::vector<Xapian::MatchSpy*> spies;
+};
+
 // ParseForParts parses `query` once per part of `split`, against the part's handle and on its
 // thread (Xapian's reference counts are not atomic: parts must not share Query objects).
 absl::StatusOr<std::vector<ParsedQuery>> ParseForParts(const MatchSplit& split,
@@ -169,18 +188,17 @@ std::vector<Searcher::Lease> Searcher::BorrowIdle(int n) {
   return leases;
 }
 
-std::vector<const Xapian::Database*> Searcher::SplitHandles(Lease& lease,
-                                                            std::vector<Lease>* helpers) {
+MatchSplit Searcher::Split(Lease& lease, std::vector<Lease>* helpers) {
   std::vector<const Xapian::Database*> handles = {lease.Open()};
-  if (split_parts_ < 2 || path_.empty()) return handles;
+  if (split_parts_ < 2 || path_.empty()) return MatchSplit(handles);
   // No more parts than shards (an unsharded index is not split: no handle is borrowed).
-  const int shards = static_cast<int>(ListShards(*handles.front()).size());
-  const int extra = std::min(split_parts_, shards) - 1;
-  if (extra <= 0) return handles;
+  std::vector<ShardShare> shards = ListShards(*handles.front());
+  const int extra = std::min(split_parts_, static_cast<int>(shards.size())) - 1;
+  if (extra <= 0) return MatchSplit(handles);
   *helpers = BorrowIdle(extra);
   for (Lease& helper : *helpers) handles.push_back(helper.Open());
   split_searches_.fetch_add(helpers->empty() ? 0 : 1, std::memory_order_relaxed);
-  return handles;
+  return MatchSplit(handles, std::move(shards));
 }
 
 absl::Status Searcher::ConvertError(const Xapian::Error& e, absl::string_view what) const {
@@ -262,7 +280,7 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   }
 
   std::vector<Lease> helpers;
-  const MatchSplit split(SplitHandles(lease, &helpers));
+  const MatchSplit split = Split(lease, &helpers);
   const Xapian::Database* db = &split.db(0);
   ASSIGN_OR_RETURN(std::vector<ParsedQuery> parts, ParseForParts(split, request.query()));
   const ParsedQuery& parsed = parts[0];
@@ -285,16 +303,12 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   // frequencies) are counted by a spy riding along in that pass, which sees every match;
   // otherwise, or when the total proves larger, a second, boolean pass counts them.
   // (One spy per part of the split, added up afterwards.)
-  std::vector<std::unique_ptr<FacetCounter>> ride_along;
-  if (!facets.empty() && !facets_from_terms && !parsed.match_all &&
-      EstimateMatches(*db, parsed.query) <= options_.facet_bound) {
-    for (size_t i = 0; i < split.parts(); ++i) {
-      ride_along.push_back(std::make_unique<FacetCounter>(facets, options_.facet_bound));
-      page_options.spies.push_back(ride_along.back().get());
-    }
-  }
+  const bool rides = !facets.empty() && !facets_from_terms && !parsed.match_all &&
+                     EstimateMatches(*db, parsed.query) <= options_.facet_bound;
+  PartSpies<FacetCounter> ride_along(rides ? split.parts() : 0, facets, options_.facet_bound);
+  page_options.spies = ride_along.spies;
   ASSIGN_OR_RETURN(Page page, FetchPage(split, parts, cursor, page_options));
-  for (size_t i = 1; i < ride_along.size(); ++i) ride_along[0]->Add(*ride_along[i]);
+  FacetCounter* rode = rides ? &ride_along.Merged() : nullptr;
 
   v1::SearchResponse response;
   const int64_t total = parsed.match_all ? db->get_doccount() : page.total.value_or(0);
@@ -308,12 +322,10 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
     if (facets_from_terms) {
       ToFacets(CountFacetsFromTerms(*db, facets), facets, limit, response.mutable_facets());
       response.set_facets_counted(total);
-    } else if (!ride_along.empty() && total_exact &&
-               ride_along[0]->seen() == static_cast<uint64_t>(total) &&
-               ride_along[0]->counted() == ride_along[0]->seen() &&
-               ride_along[0]->counted() <= options_.facet_bound) {
-      ToFacets(ride_along[0]->counts(), facets, limit, response.mutable_facets());
-      response.set_facets_counted(static_cast<int64_t>(ride_along[0]->counted()));
+    } else if (rode != nullptr && total_exact && rode->seen() == static_cast<uint64_t>(total) &&
+               rode->counted() == rode->seen() && rode->counted() <= options_.facet_bound) {
+      ToFacets(rode->counts(), facets, limit, response.mutable_facets());
+      response.set_facets_counted(static_cast<int64_t>(rode->counted()));
     } else {
       // Every match when they fit the bound; else the matches among an evenly spread sample of
       // document ids sized to hold about facet_bound of them (DocidSample), so the work stays
@@ -322,19 +334,12 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
       if (total > 0 && static_cast<uint64_t>(total) > options_.facet_bound) {
         fraction = static_cast<double>(options_.facet_bound) / total;
       }
-      std::vector<std::unique_ptr<FacetCounter>> counters;
-      std::vector<Xapian::MatchSpy*> spies;
-      for (size_t i = 0; i < split.parts(); ++i) {
-        counters.push_back(
-            std::make_unique<FacetCounter>(facets, std::numeric_limits<uint64_t>::max()));
-        spies.push_back(counters.back().get());
-      }
-      std::vector<Xapian::Query> queries;
-      for (const ParsedQuery& part : parts) queries.push_back(part.query);
-      CountMatches(split, queries, spies, fraction);
-      for (size_t i = 1; i < counters.size(); ++i) counters[0]->Add(*counters[i]);
-      ToFacets(counters[0]->counts(), facets, limit, response.mutable_facets());
-      response.set_facets_counted(static_cast<int64_t>(counters[0]->counted()));
+      PartSpies<FacetCounter> counters(split.parts(), facets,
+                                       std::numeric_limits<uint64_t>::max());
+      CountMatches(split, PartQueries(parts), counters.spies, fraction);
+      const FacetCounter& counted = counters.Merged();
+      ToFacets(counted.counts(), facets, limit, response.mutable_facets());
+      response.set_facets_counted(static_cast<int64_t>(counted.counted()));
     }
     response.set_facets_exact(total_exact && response.facets_counted() == total);
   }
@@ -353,20 +358,12 @@ absl::StatusOr<v1::AggregateResponse> Searcher::AggregateWith(
   ASSIGN_OR_RETURN(std::vector<index::FacetField> dimensions,
                    ParseFacetFields(request.dimensions(), "dimension"));
   std::vector<Lease> helpers;
-  const MatchSplit split(SplitHandles(lease, &helpers));
+  const MatchSplit split = Split(lease, &helpers);
   ASSIGN_OR_RETURN(std::vector<ParsedQuery> parts, ParseForParts(split, request.query()));
-  std::vector<Xapian::Query> queries;
-  for (const ParsedQuery& part : parts) queries.push_back(part.query);
-  std::vector<std::unique_ptr<AggregateCounter>> counters;
-  std::vector<Xapian::MatchSpy*> spies;
-  for (size_t i = 0; i < split.parts(); ++i) {
-    counters.push_back(std::make_unique<AggregateCounter>(dimensions));
-    spies.push_back(counters.back().get());
-  }
+  PartSpies<AggregateCounter> counters(split.parts(), dimensions);
   v1::AggregateResponse response;
-  response.set_total(CountMatches(split, queries, spies));
-  for (size_t i = 1; i < counters.size(); ++i) counters[0]->Add(*counters[i]);
-  counters[0]->Fill(&response);
+  response.set_total(CountMatches(split, PartQueries(parts), counters.spies));
+  counters.Merged().Fill(&response);
   return response;
 }
 

@@ -15,7 +15,6 @@
 #pragma once
 
 #include <atomic>
-
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -28,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "issuescope/v1/search.pb.h"
+#include "search/match_split.h"
 #include "xapian.h"
 
 namespace issuescope::search {
@@ -136,9 +136,9 @@ class Searcher {
   // BorrowIdle lends up to `n` more handles without waiting: those idle or with room to open;
   // none while another call waits for a handle.
   std::vector<Lease> BorrowIdle(int n);
-  // SplitHandles opens `lease` and up to split_parts - 1 idle handles (kept in `helpers`) and
-  // returns them for a MatchSplit, `lease`'s first.
-  std::vector<const Xapian::Database*> SplitHandles(Lease& lease, std::vector<Lease>* helpers);
+  // Split opens `lease` and up to split_parts - 1 idle handles (kept in `helpers`; no more
+  // than the index has shards) and returns the MatchSplit over them, `lease`'s first.
+  MatchSplit Split(Lease& lease, std::vector<Lease>* helpers);
   absl::StatusOr<v1::SearchResponse> SearchWith(Lease& lease, const v1::SearchRequest& request);
   absl::StatusOr<v1::AggregateResponse> AggregateWith(Lease& lease,
                                                       const v1::AggregateRequest& request);
