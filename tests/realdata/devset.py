@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""The labelled development set of real issues (docs/LABELLING.md).
+
+  devset.py sample  > indexer/taxonomies/devset/sample.txt   # the seeded choice of issue refs
+  devset.py packets --out DIR [--chunks 3]                   # annotator packets (texts, not kept)
+  devset.py join LABELS.jsonl [--out FILE]                   # labels + texts -> training JSONL
+  devset.py check LABELS.jsonl [--packet FILE]               # ids valid, every packet issue once
+
+The project keeps the references and the labels; the texts stay in ../shared and are joined at run
+time. Without ../shared every command says so and exits 0 with nothing written (`join` exits 2).
+"""
+import argparse
+import json
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import shared_issues  # noqa: E402
+
+SEED = 20261203
+# Per source: how many issues the development set takes (>= 40 % LLM-related: all of vLLM).
+QUOTAS = [("vllm", 300), ("mhnurf-pytorch", 120), ("mhnurf-keras", 70),
+          ("mhnurf-incubator-mxnet", 50), ("mhnurf-caffe", 20), ("tf-silent", 60)]
+
+
+def need_shared():
+    data = shared_issues.find_shared()
+    if data is None:
+        print("devset: ../shared/data not found; nothing to do (set ISSUESCOPE_SHARED_DATA)",
+              file=sys.stderr)
+    return data
+
+
+def sample(issues):
+    rng = random.Random(SEED)
+    refs = []
+    for source, quota in QUOTAS:
+        pool = sorted((i for i in issues.values() if i["source"] == source),
+                      key=lambda i: i["number"])
+        refs += [i["ref"] for i in rng.sample(pool, min(quota, len(pool)))]
+    return refs
+
+
+def clip(text, head, tail=600):
+    text = text or ""
+    if len(text) <= head + tail:
+        return text
+    return text[:head] + f"\n[... {len(text) - head - tail} characters cut ...]\n" + text[-tail:]
+
+
+def packet_text(issue):
+    parts = [f"=== {issue['ref']}", f"title: {issue['title']}",
+             f"labels: {', '.join(issue['labels']) or '(none)'}", "body:", clip(issue["body"], 3500)]
+    for k, c in enumerate(issue["comments"][:3]):
+        parts += [f"comment {k + 1}:", clip(c, 700, 200)]
+    return "\n".join(parts) + "\n"
+
+
+def taxonomy_ids():
+    import tomllib
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../indexer/taxonomies/llm-dl-1.toml")
+    tax = tomllib.load(open(path, "rb"))
+    kinds, themes, subs = set(), set(), set()
+    for k in tax["kind"]:
+        kinds.add(k["id"])
+        for t in k.get("theme", []):
+            themes.add(f"{k['id']}.{t['id']}")
+            for s in t.get("subtheme", []):
+                subs.add(f"{k['id']}.{t['id']}.{s['id']}")
+    return kinds, themes, subs
+
+
+def check(labels_path, packet):
+    kinds, themes, subs = taxonomy_ids()
+    errors, refs = [], []
+    for n, line in enumerate(open(labels_path, encoding="utf-8"), 1):
+        if not line.strip():
+            continue
+        try:
+            x = json.loads(line)
+        except json.JSONDecodeError as e:
+            errors.append(f"line {n}: not JSON: {e}")
+            continue
+        refs.append(x.get("ref"))
+        kind, theme, sub = x.get("kind"), x.get("theme"), x.get("subtheme") or ""
+        if kind not in kinds:
+            errors.append(f"line {n}: kind {kind!r} is not one of {sorted(kinds)}")
+        if theme not in themes or not str(theme).startswith(f"{kind}."):
+            errors.append(f"line {n}: theme {theme!r} is not a theme of kind {kind!r}")
+        if sub and (sub not in subs or not sub.startswith(f"{theme}.")):
+            errors.append(f"line {n}: subtheme {sub!r} is not a sub-theme of {theme!r}")
+        if not isinstance(x.get("llm"), bool):
+            errors.append(f"line {n}: llm must be true or false")
+    if packet:
+        want = [l[4:].strip() for l in open(packet, encoding="utf-8") if l.startswith("=== ")]
+        missing = [r for r in want if r not in refs]
+        extra = [r for r in refs if r not in want]
+        dup = sorted({r for r in refs if refs.count(r) > 1})
+        if missing:
+            errors.append(f"{len(missing)} issues of the packet not labelled: {missing[:10]}")
+        if extra:
+            errors.append(f"{len(extra)} refs not in the packet: {extra[:10]}")
+        if dup:
+            errors.append(f"labelled more than once: {dup[:10]}")
+    for e in errors:
+        print(e)
+    print(f"{len(refs)} labels, {len(errors)} problems")
+    return 1 if errors else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("sample")
+    p = sub.add_parser("packets")
+    p.add_argument("--out", required=True)
+    p.add_argument("--chunks", type=int, default=3)
+    p.add_argument("--sample", default=os.path.join(os.path.dirname(__file__), "../../indexer/taxonomies/devset/sample.txt"))
+    j = sub.add_parser("join")
+    j.add_argument("labels")
+    j.add_argument("--out", default="-")
+    c = sub.add_parser("check")
+    c.add_argument("labels")
+    c.add_argument("--packet")
+    args = ap.parse_args()
+    if args.cmd == "check":
+        sys.exit(check(args.labels, args.packet))
+
+    data = need_shared()
+    if data is None:
+        sys.exit(2 if args.cmd == "join" else 0)
+    issues = shared_issues.load_all(data)
+    if args.cmd == "sample":
+        print("\n".join(sample(issues)))
+    elif args.cmd == "packets":
+        refs = [l.strip() for l in open(args.sample) if l.strip() and not l.startswith("#")]
+        os.makedirs(args.out, exist_ok=True)
+        rng = random.Random(SEED + 1)
+        order = refs[:]
+        rng.shuffle(order)  # every chunk mixes sources
+        size = -(-len(order) // args.chunks)
+        for c in range(args.chunks):
+            with open(os.path.join(args.out, f"chunk-{c + 1}.txt"), "w", encoding="utf-8") as f:
+                for ref in order[c * size:(c + 1) * size]:
+                    f.write(packet_text(issues[ref]) + "\n")
+    elif args.cmd == "join":
+        out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")
+        missing = 0
+        for line in open(args.labels, encoding="utf-8"):
+            if not line.strip():
+                continue
+            label = json.loads(line)
+            issue = issues.get(label["ref"])
+            if issue is None:
+                missing += 1
+                continue
+            rec = {"id": label["ref"], "repo": issue["repo"], "title": issue["title"],
+                   "body": issue["body"], "labels": issue["labels"]}
+            for field in ("kind", "theme", "subtheme", "llm"):
+                if field in label and label[field] not in (None, ""):
+                    rec[field] = label[field]
+            out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        if missing:
+            print(f"devset join: {missing} labelled refs not found in ../shared", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
