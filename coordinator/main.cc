@@ -4,9 +4,7 @@
 // variable holding the admin token (never a flag value); --tls-cert/--tls-key serve TLS;
 // --metrics-listen serves Prometheus metrics at GET /metrics. Errors: one line on stderr, exit
 // code 2.
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
 #include <signal.h>
 
 #include <atomic>
@@ -19,6 +17,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "common/grpc_server.h"
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/subprocess.h"
@@ -46,7 +45,7 @@ int Fail(const std::string& message) {
 }
 
 struct Flags {
-  std::string listen = "127.0.0.1:0";
+  std::string listen = "127.0.0.1:50050";
   std::string port_file;
   std::string data;
   std::string config;
@@ -138,16 +137,17 @@ int Run(const Flags& flags) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   CoordinatorService service(core->get(), admin_token);
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  StandardServices standard({v1::Coordinator::service_full_name()});
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(flags.listen, *credentials, &port);
   builder.RegisterService(&service);
+  standard.Register(&builder);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return Fail(absl::StrCat("cannot listen on ", flags.listen));
   }
+  standard.MarkServing(server.get());
   if (!flags.port_file.empty()) {
     absl::Status written = WritePortFile(flags.port_file, port);
     if (!written.ok()) {
@@ -194,7 +194,8 @@ int Run(const Flags& flags) {
 int main(int argc, char** argv) {
   issuescope::Flags flags;
   CLI::App app{"issuescope coordinator: catalog, workers, leases and cursors"};
-  app.add_option("--listen", flags.listen, "address to serve gRPC on")->capture_default_str();
+  app.add_option("--listen", flags.listen, "host:port to serve gRPC on (port 0 picks a free one)")
+      ->capture_default_str();
   app.add_option("--port-file", flags.port_file, "file to write the bound port to");
   app.add_option("--data", flags.data, "directory of the coordinator's RocksDB state")->required();
   app.add_option("--config", flags.config, "catalog config (TOML); its repositories are added")

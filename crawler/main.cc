@@ -28,6 +28,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "common/grpc_server.h"
 #include "common/clock.h"
 #include "common/grpc_channel.h"
 #include "common/logging.h"
@@ -38,9 +39,7 @@
 #include "crawler/store_service.h"
 #include "crawler/token_pool.h"
 #include "crawler/worker.h"
-#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
-#include "grpcpp/health_check_service_interface.h"
 
 namespace {
 
@@ -83,7 +82,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   CLI::App app{"issuescope crawler worker"};
-  std::string id = "worker-0", listen = "127.0.0.1:0", port_file, data_dir, coordinator;
+  std::string id = "worker-0", listen = "127.0.0.1:50052", port_file, data_dir, coordinator;
   std::string token_env, log_level = "info";
   int capacity = 2;
   int max_pages_per_lease = 50;
@@ -96,7 +95,10 @@ int main(int argc, char** argv) {
   int drain_timeout_s = 30;
   std::string tls_ca;
   app.add_option("--id", id, "worker id ([A-Za-z0-9._-]{1,64})");
-  app.add_option("--listen", listen, "host:port to serve the IssueStore on (port 0: any)");
+  app.add_option("--listen", listen,
+                 "host:port to serve the IssueStore on (port 0 picks a free one; a second "
+                 "worker on one host needs its own)")
+      ->capture_default_str();
   app.add_option("--port-file", port_file, "file to write the bound port to");
   app.add_option("--data", data_dir, "directory of the worker's RocksDB store")->required();
   app.add_option("--coordinator", coordinator, "coordinator host:port")->required();
@@ -210,14 +212,15 @@ int main(int argc, char** argv) {
   }
 
   crawler::StoreService store_service(store->get());
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  StandardServices standard({v1::IssueStore::service_full_name()});
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&store_service);
+  standard.Register(&builder);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) return Fail(absl::StrCat("cannot listen on ", listen));
+  standard.MarkServing(server.get());
   if (!port_file.empty()) {
     absl::Status s = WritePortFile(port_file, port);
     if (!s.ok()) return Fail(absl::StrCat("cannot write --port-file: ", s.ToString()));

@@ -9,6 +9,8 @@ PACKAGES=(
   libspdlog-dev libfmt-dev libzstd-dev zlib1g-dev
   # Benchmarks (peak RSS, SQLite FTS5 baseline), the browser test and the example clients.
   time sqlite3 libsqlite3-dev xapian-omega chromium chromium-driver python3-grpcio python3-grpc-tools python3-protobuf
+  # The relevance benchmark (tests/relevance): Xapian's stock BM25 as a peer.
+  python3-xapian
 )
 # Node.js with npm (browser test, Node client): Debian's packages unless a node is present.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -1,6 +1,6 @@
 // issuescope-search: serves issuescope.v1.Search over the Xapian index at --index.
 //
-//   issuescope-search --listen 127.0.0.1:0 --port-file /tmp/search.port --index /data/index \
+//   issuescope-search [--listen 127.0.0.1:50051] --port-file /tmp/search.port --index /data/index \
 //       --http-listen 127.0.0.1:8080 [--facet-bound N] [--count-bound N] [--max-handles N]
 //       [--split-parts N]
 //
@@ -14,9 +14,7 @@
 // yet" until it appears). Writes the bound port to --port-file (temp file + rename), serves
 // health checking and reflection, and shuts down cleanly on SIGTERM or SIGINT. Errors: one
 // line on stderr, exit status 2.
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
 #include <signal.h>
 
 #include <chrono>
@@ -26,6 +24,7 @@
 #include <utility>
 
 #include "CLI/CLI.hpp"
+#include "common/grpc_server.h"
 #include "common/index_layout.h"
 #include "common/index_schema.h"
 #include "common/logging.h"
@@ -68,20 +67,25 @@ static void WarnAboutTextScheme(const std::string& index_dir) {
 
 int main(int argc, char** argv) {
   CLI::App app{"issuescope search service: answers queries over the Xapian index"};
-  std::string listen = "127.0.0.1:0";
+  std::string listen = "127.0.0.1:50051";
   std::string port_file;
   std::string index_dir;
   std::string log_level = "info";
   std::string http_listen;
   std::string http_port_file;
   issuescope::search::SearcherOptions searcher_options;
-  app.add_option("--listen", listen, "address to listen on (host:port; port 0 picks one)");
+  app.add_option("--listen", listen, "host:port to serve gRPC on (port 0 picks a free one)")
+      ->capture_default_str();
   app.add_option("--port-file", port_file, "file to write the bound port to");
   app.add_option("--index", index_dir, "directory of the Xapian index")->required();
   app.add_option("--http-listen", http_listen,
                  "also serve HTTP/JSON and the web page on host:port (port 0 picks one); "
                  "off by default");
   app.add_option("--http-port-file", http_port_file, "file to write the bound HTTP port to");
+  issuescope::search::web::HttpGatewayOptions http_options;
+  app.add_option("--http-cors-origin", http_options.cors_origin,
+                 "let pages of this origin (https://host[:port], or * for any) call the HTTP "
+                 "API from a browser (CORS); off by default");
   app.add_option("--facet-bound", searcher_options.facet_bound,
                  "facets are counted over an evenly spread sample of about this many matches "
                  "beyond it (default 20000)")
@@ -107,6 +111,17 @@ int main(int argc, char** argv) {
     std::string what = e.what();
     return Fail(what.empty() ? "bad command line" : what);
   }
+  if (const std::string& o = http_options.cors_origin;
+      !o.empty() && o != "*" &&
+      !(o.rfind("http://", 0) == 0 || o.rfind("https://", 0) == 0)) {
+    return Fail("--http-cors-origin '" + o + "' is not an origin: expected * or "
+                "http(s)://host[:port]");
+  }
+  if (http_options.cors_origin.find_first_of("/", 8) != std::string::npos ||
+      http_options.cors_origin.find_first_of(" \r\n,") != std::string::npos) {
+    return Fail("--http-cors-origin '" + http_options.cors_origin +
+                "' is not an origin: no path, blanks or lists (one origin, or *)");
+  }
   issuescope::InitLogging("search", log_level);
   std::pair<std::string, int> http_address;
   if (!http_listen.empty()) {
@@ -129,14 +144,15 @@ int main(int argc, char** argv) {
       issuescope::search::Searcher::ForPath(index_dir, searcher_options);
   issuescope::search::SearchService service(searcher.get());
 
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  issuescope::StandardServices standard({issuescope::v1::Search::service_full_name()});
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&service);
+  standard.Register(&builder);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) return Fail("cannot listen on " + listen);
+  standard.MarkServing(server.get());
 
   if (!port_file.empty()) {
     if (absl::Status s = issuescope::WritePortFile(port_file, port); !s.ok()) {
@@ -150,7 +166,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<issuescope::search::web::HttpGateway> gateway;
   if (!http_listen.empty()) {
     gateway = std::make_unique<issuescope::search::web::HttpGateway>(
-        server->InProcessChannel(grpc::ChannelArguments()));
+        server->InProcessChannel(grpc::ChannelArguments()), http_options);
     absl::Status s = gateway->Start(http_address.first, http_address.second);
     if (s.ok() && !http_port_file.empty()) {
       s = issuescope::WritePortFile(http_port_file, gateway->port());

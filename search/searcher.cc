@@ -236,11 +236,17 @@ absl::StatusOr<v1::AggregateResponse> Searcher::Aggregate(const v1::AggregateReq
 
 absl::StatusOr<v1::IssueWithComments> Searcher::GetIssue(absl::string_view repo_slug,
                                                           int64_t number) {
-  const std::string slug = absl::AsciiStrToLower(repo_slug);
-  if (slug.empty() || slug.find('/') == std::string::npos) {
+  // "owner/name" is GitHub's, as in issue references ("pytorch/pytorch#1").
+  const bool has_tracker = repo_slug.find(':') != absl::string_view::npos;
+  absl::StatusOr<v1::RepositoryRef> ref =
+      ParseRepoSpec(has_tracker ? std::string(repo_slug) : absl::StrCat("github:", repo_slug));
+  if (!ref.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "repo_slug '", repo_slug, "' is not a repository slug like github:owner/name"));
+        "repo_slug '", repo_slug, "' is not a repository: expected TRACKER:OWNER/NAME "
+        "(github:, gitlab:, gitee:; GitLab groups may nest: gitlab:group/sub/name) or OWNER/NAME "
+        "for GitHub (", ref.status().message(), ")"));
   }
+  const std::string slug = RepoSlug(*ref);
   if (number <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("issue number ", number, " is not positive"));
   }
@@ -275,7 +281,7 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
                    ParseFacetFields(request.facets(), "facet"));
   const uint64_t fingerprint = QueryFingerprint(request.query());
   PageCursor cursor;
-  if (!request.page_token().empty()) {
+  if (!request.page_token().empty() && !request.counts_only()) {
     ASSIGN_OR_RETURN(cursor, DecodePageCursor(request.page_token(), fingerprint));
   }
 
@@ -295,7 +301,9 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   // (up to the count bound), and weighing one costs little since the ranking reads no document
   // lengths (RankingWeight). A query matching everything needs no count.
   PageOptions page_options;
-  page_options.size = request.page_size() == 0 ? kDefaultPageSize : request.page_size();
+  page_options.size = request.counts_only()       ? 0
+                      : request.page_size() == 0 ? kDefaultPageSize
+                                                 : request.page_size();
   page_options.snippet_bytes = kSnippetBytes;
   page_options.count_total = !parsed.match_all;
   page_options.count_bound = options_.count_bound;
@@ -316,7 +324,10 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   response.set_total(total);
   response.set_total_exact(total_exact);
   for (v1::SearchHit& hit : page.hits) *response.add_hits() = std::move(hit);
-  if (page.next) response.set_next_page_token(EncodePageCursor(*page.next, fingerprint));
+  if (page.next && !request.counts_only()) {
+    response.set_next_page_token(EncodePageCursor(*page.next, fingerprint));
+  }
+  response.set_facets_exact(true);
   if (!facets.empty()) {
     const int limit = request.facet_limit() == 0 ? kDefaultFacetLimit : request.facet_limit();
     if (facets_from_terms) {

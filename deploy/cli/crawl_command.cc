@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/index_schema.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
@@ -152,6 +153,16 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
   writer_options.tagger = tagger.get();
   ASSIGN_OR_RETURN(auto writer,
                    indexer::IndexWriter::Open(options.data_dir + "/index", writer_options));
+  // Record which tagger made the tags (GetIndexStatus.tagger, `reindex`'s "nothing to do"). An
+  // index this command made before it recorded one was tagged by the same built-in tagger.
+  ASSIGN_OR_RETURN(std::string recorded, writer->GetMetadata(index::kTaggerMetadataKey));
+  if (recorded.empty()) {
+    RETURN_IF_ERROR(writer->CommitMetadata({{index::kTaggerMetadataKey, tagger->Fingerprint()}}));
+  } else if (recorded != tagger->Fingerprint()) {
+    spdlog::warn("the index was tagged by '{}'; issues crawled now are tagged by the built-in '{}' "
+                 "until `issuescope reindex` re-tags them all with one taxonomy",
+                 recorded, tagger->Fingerprint());
+  }
 
   crawler::CurlTransport transport;
   for (const v1::RepositoryRef& ref : repos) {

@@ -12,6 +12,7 @@
 #include "common/grpc_status.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
+#include "search/export_format.h"
 #include "search/searcher.h"
 
 namespace issuescope::cli {
@@ -19,10 +20,6 @@ namespace {
 
 // Exports via a server get this long in all before the deadline cancels them.
 constexpr auto kExportDeadline = std::chrono::hours(2);
-
-std::string Joined(const google::protobuf::RepeatedPtrField<std::string>& values) {
-  return absl::StrJoin(values, ";");
-}
 
 // Output is the file (or stdout) an export writes to.
 class Output {
@@ -55,55 +52,6 @@ class Output {
 
 }  // namespace
 
-std::string CsvField(const std::string& field) {
-  if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
-  std::string out = "\"";
-  for (char c : field) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
-  }
-  out.push_back('"');
-  return out;
-}
-
-std::string CsvHeader() {
-  return "repo_slug,repo,number,title,state,type,author,labels,created_at,updated_at,comments,"
-         "url,kind,theme,secondary_themes,subthemes,llm,keywords,score,snippet\n";
-}
-
-std::string CsvRow(const v1::SearchHit& hit) {
-  const v1::Tags& tags = hit.tags();
-  const std::vector<std::string> fields = {
-      hit.repo_slug(),
-      hit.repo(),
-      absl::StrCat(hit.number()),
-      hit.title(),
-      IssueStateName(hit.state()),
-      hit.is_pull_request() ? "pr" : "issue",
-      hit.author(),
-      Joined(hit.labels()),
-      FormatDate(hit.created_at()),
-      FormatDate(hit.updated_at()),
-      absl::StrCat(hit.comment_count()),
-      hit.url(),
-      tags.kind(),
-      tags.theme(),
-      Joined(tags.secondary_themes()),
-      Joined(tags.subthemes()),
-      tags.taxonomy().empty() ? "" : (tags.llm() ? "true" : "false"),
-      Joined(tags.keywords()),
-      absl::StrCat(hit.score()),
-      hit.snippet(),
-  };
-  std::string line;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) line.push_back(',');
-    line += CsvField(fields[i]);
-  }
-  line.push_back('\n');
-  return line;
-}
-
 absl::Status RunExport(const ExportCommandOptions& options) {
   if (options.format != "jsonl" && options.format != "csv") {
     return absl::InvalidArgumentError(
@@ -113,9 +61,9 @@ absl::Status RunExport(const ExportCommandOptions& options) {
   RETURN_IF_ERROR(CheckQueryTarget(options.target));
   ASSIGN_OR_RETURN(std::unique_ptr<Output> out, Output::Open(options.out));
   const bool csv = options.format == "csv";
-  if (csv) RETURN_IF_ERROR(out->Write(CsvHeader()));
+  if (csv) RETURN_IF_ERROR(out->Write(search::ExportCsvHeader()));
   auto write = [&](const v1::SearchHit& hit) {
-    return out->Write(csv ? CsvRow(hit) : HitToJson(hit) + "\n");
+    return out->Write(csv ? search::ExportCsvRow(hit) : search::ExportJson(hit) + "\n");
   };
 
   v1::ExportRequest request;

@@ -17,7 +17,7 @@ struct ExportCommandOptions {
   QueryTarget target;
   // Query in the query language; empty exports every issue.
   std::string query;
-  // "jsonl" (HitToJson per line) or "csv" (CsvHeader, then CsvRow per hit).
+  // "jsonl" or "csv", in the one export format of search/export_format.h.
   std::string format = "jsonl";
   // File to write (replaced); stdout when empty.
   std::string out;
@@ -29,15 +29,5 @@ struct ExportCommandOptions {
 
 // RunExport writes every hit of the query. INVALID_ARGUMENT for a bad format or query.
 absl::Status RunExport(const ExportCommandOptions& options);
-
-// CsvHeader is the header line of CSV exports (with "\n").
-std::string CsvHeader();
-
-// CsvRow renders one hit as a CSV line (RFC 4180 quoting, "\n"-terminated); list columns
-// (labels, themes, …) are joined with ';'.
-std::string CsvRow(const v1::SearchHit& hit);
-
-// CsvField quotes a field when it holds a comma, quote or line break.
-std::string CsvField(const std::string& field);
 
 }  // namespace issuescope::cli

@@ -38,12 +38,18 @@ std::string FormatRepoLine(const std::string& slug, const RepoLine& l, absl::Tim
   const v1::CrawlCounters& c = l.counters;
   std::string s = absl::StrFormat("%-40s %-8s", slug, l.state);
   if (l.issues_estimated > 0) {
-    absl::StrAppend(&s, " ", FormatProgressBar(c.issues_fetched(), l.issues_estimated));
+    absl::StrAppend(&s, " ", FormatProgressBar(c.issues_stored(), l.issues_estimated));
   }
-  absl::StrAppend(&s, " issues ", WithThousands(c.issues_fetched()));
+  // Counts are of what reached the store (new or newer versions). Items fetched again without a
+  // change (the page at the cursor is listed once more to record its ETag; an incremental
+  // crawl's `since` is inclusive) are counted apart.
+  absl::StrAppend(&s, " issues ", WithThousands(c.issues_stored()));
   if (l.issues_estimated > 0) absl::StrAppend(&s, "/~", WithThousands(l.issues_estimated));
-  absl::StrAppend(&s, "  comments ", WithThousands(c.comments_fetched()), "  requests ",
-                  WithThousands(c.requests()));
+  absl::StrAppend(&s, "  comments ", WithThousands(c.comments_stored()));
+  const int64_t unchanged = c.issues_fetched() + c.comments_fetched() - c.issues_stored() -
+                            c.comments_stored();
+  if (unchanged > 0) absl::StrAppend(&s, " (", WithThousands(unchanged), " unchanged)");
+  absl::StrAppend(&s, "  requests ", WithThousands(c.requests()));
   if (c.not_modified() > 0) absl::StrAppend(&s, " (", c.not_modified(), " not modified)");
   if (c.retries() > 0) absl::StrAppend(&s, "  retries ", c.retries());
   if (l.request_rate >= 0) absl::StrAppend(&s, absl::StrFormat("  %.1f req/s", l.request_rate));
@@ -57,11 +63,11 @@ std::string FormatRepoLine(const std::string& slug, const RepoLine& l, absl::Tim
   if (l.eta_s >= 0) {
     absl::StrAppend(&s, "  ETA ", FormatDurationShort(l.eta_s));
   } else if (l.state == "crawling" && l.started != absl::InfinitePast() &&
-             l.issues_estimated > 0 && c.issues_fetched() > 0 &&
-             c.issues_fetched() < l.issues_estimated) {
+             l.issues_estimated > 0 && c.issues_stored() > 0 &&
+             c.issues_stored() < l.issues_estimated) {
     const double elapsed = absl::ToDoubleSeconds(now - l.started);
-    const double rate = c.issues_fetched() / std::max(elapsed, 0.001);
-    const int64_t eta = static_cast<int64_t>((l.issues_estimated - c.issues_fetched()) / rate);
+    const double rate = c.issues_stored() / std::max(elapsed, 0.001);
+    const int64_t eta = static_cast<int64_t>((l.issues_estimated - c.issues_stored()) / rate);
     absl::StrAppend(&s, "  ETA ", FormatDurationShort(eta));
   }
   if (l.finished != absl::InfinitePast() && l.started != absl::InfinitePast()) {

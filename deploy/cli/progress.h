@@ -34,8 +34,11 @@ struct RepoLine {
 
 // FormatRepoLine renders one line (without newline), e.g.
 // "github:o/r  crawling  [#####...............]  24%  issues 1,200/~5,000  comments 3,400
-//  requests 47 (2 not modified)  1.5 req/s  budget 4,953  ETA 0:41" (the bar only when the
-// estimate is known).
+//  (2 unchanged)  requests 47 (2 not modified)  1.5 req/s  budget 4,953  ETA 0:41" (the bar
+// only when the estimate is known). Issues and comments count what reached the store (new or
+// newer versions), so a full crawl's final line equals what the store holds; "unchanged" counts
+// items fetched again without a change (the page at the cursor is listed once more to record
+// its ETag).
 std::string FormatRepoLine(const std::string& slug, const RepoLine& line, absl::Time now);
 
 // FormatProgressBar renders `done` of `total` as "[####......]" (`width` cells) and a percent;

@@ -1,5 +1,7 @@
 #include "deploy/cli/query_commands.h"
 
+#include "search/export_format.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -91,32 +93,7 @@ absl::StatusOr<v1::SearchResponse> SearchVia(const QueryTarget& target,
   return out;
 }
 
-std::string HitToJson(const v1::SearchHit& hit) {
-  nlohmann::json j;
-  j["repo"] = hit.repo();
-  j["repo_slug"] = hit.repo_slug();
-  j["number"] = hit.number();
-  j["title"] = hit.title();
-  j["state"] = IssueStateName(hit.state());
-  j["score"] = hit.score();
-  j["url"] = hit.url();
-  j["labels"] = std::vector<std::string>(hit.labels().begin(), hit.labels().end());
-  j["author"] = hit.author();
-  j["created_at"] = FormatDate(hit.created_at());
-  j["updated_at"] = FormatDate(hit.updated_at());
-  j["comments"] = hit.comment_count();
-  j["is_pull_request"] = hit.is_pull_request();
-  j["snippet"] = hit.snippet();
-  const v1::Tags& tags = hit.tags();
-  j["kind"] = tags.kind();
-  j["theme"] = tags.theme();
-  j["secondary_themes"] =
-      std::vector<std::string>(tags.secondary_themes().begin(), tags.secondary_themes().end());
-  j["subthemes"] = std::vector<std::string>(tags.subthemes().begin(), tags.subthemes().end());
-  j["llm"] = tags.taxonomy().empty() ? nlohmann::json(nullptr) : nlohmann::json(tags.llm());
-  j["keywords"] = std::vector<std::string>(tags.keywords().begin(), tags.keywords().end());
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string HitToJson(const v1::SearchHit& hit) { return search::ExportJson(hit); }
 
 void PrintFacets(const v1::SearchResponse& response, bool json) {
   if (response.facets().empty()) return;

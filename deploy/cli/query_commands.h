@@ -66,9 +66,7 @@ std::string LocalIndexPath(const QueryTarget& target);
 // FormatDate renders a timestamp as RFC 3339; "" when unset.
 std::string FormatDate(const google::protobuf::Timestamp& ts);
 
-// HitToJson renders a hit as one JSON object (repo, number, title, state, score, url, labels,
-// author, created_at, updated_at, comments, is_pull_request, snippet, and the tags: kind, theme,
-// secondary_themes, subthemes, llm, keywords).
+// HitToJson renders a hit as one JSON object: the export record of search/export_format.h.
 std::string HitToJson(const v1::SearchHit& hit);
 
 // PrintFacets prints the facets of a response as text, or as one JSON line

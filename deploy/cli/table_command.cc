@@ -13,6 +13,7 @@
 #include "common/grpc_status.h"
 #include "common/status_macros.h"
 #include "deploy/cli/export_command.h"
+#include "search/export_format.h"
 #include "search/searcher.h"
 
 namespace issuescope::cli {
@@ -20,7 +21,7 @@ namespace {
 
 // Cell renders one value for `markdown` or CSV.
 std::string Cell(const std::string& value, bool markdown) {
-  if (!markdown) return CsvField(value);
+  if (!markdown) return search::CsvField(value);
   if (value.empty()) return "(none)";
   return absl::StrReplaceAll(value, {{"|", "\\|"}, {"\n", " "}});
 }

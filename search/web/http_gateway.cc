@@ -9,9 +9,13 @@
 #include <set>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/status_macros.h"
+#include "search/export_format.h"
 #include "search/web/json_api.h"
 #include "search/web/static_assets.h"
 #include "spdlog/spdlog.h"
@@ -58,6 +62,16 @@ absl::Status CheckParams(const httplib::Request& req, const std::set<std::string
   return absl::OkStatus();
 }
 
+// CheckRequestUtf8 rejects a request whose parameter names or values, or decoded path segments,
+// are not valid UTF-8, naming the parameter (or the path).
+absl::Status CheckRequestUtf8(const httplib::Request& req) {
+  for (const auto& [name, value] : req.params) {
+    RETURN_IF_ERROR(CheckUtf8("a parameter name", name));
+    RETURN_IF_ERROR(CheckUtf8(absl::StrCat("parameter '", name, "'"), value));
+  }
+  return CheckUtf8("the URL path", req.path);
+}
+
 void SetDeadline(grpc::ClientContext* context, absl::Duration timeout) {
   context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
 }
@@ -81,7 +95,7 @@ struct ExportStream {
 };
 
 std::string ExportLine(const v1::SearchHit& hit, bool csv) {
-  return csv ? HitToCsvRow(hit) : absl::StrCat(MessageToJson(hit), "\n");
+  return csv ? ExportCsvRow(hit) : absl::StrCat(ExportJson(hit), "\n");
 }
 
 }  // namespace
@@ -181,11 +195,29 @@ void HttpGateway::RegisterRoutes() {
     spdlog::debug("HTTP {} {} -> {}", req.method, req.path, res.status);
   });
 
+  // Every route first checks that its parameters and path segments are UTF-8: the API's
+  // strings are proto3 strings, which cannot hold anything else.
   auto route = [this](void (HttpGateway::*method)(const httplib::Request&, httplib::Response&)) {
     return [this, method](const httplib::Request& req, httplib::Response& res) {
+      if (absl::Status s = CheckRequestUtf8(req); !s.ok()) return SendError(res, s);
       (this->*method)(req, res);
     };
   };
+  if (!options_.cors_origin.empty()) {
+    const std::string origin = options_.cors_origin;
+    // Simple requests get the allow header on their answer; preflights an empty 204.
+    s.set_pre_routing_handler([origin](const httplib::Request& req, httplib::Response& res) {
+      if (!absl::StartsWith(req.path, "/v1/")) return httplib::Server::HandlerResponse::Unhandled;
+      res.set_header("Access-Control-Allow-Origin", origin);
+      if (origin != "*") res.set_header("Vary", "Origin");
+      if (req.method != "OPTIONS") return httplib::Server::HandlerResponse::Unhandled;
+      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      res.set_header("Access-Control-Allow-Headers", "Content-Type");
+      res.set_header("Access-Control-Max-Age", "600");
+      res.status = 204;
+      return httplib::Server::HandlerResponse::Handled;
+    });
+  }
   s.Get("/v1/search", route(&HttpGateway::Search));
   s.Post("/v1/search", route(&HttpGateway::Search));
   s.Get(R"(/v1/issues/([^/]+)/(.+)/([^/]+)/([^/]+))", route(&HttpGateway::GetIssue));
@@ -206,10 +238,13 @@ void HttpGateway::Search(const httplib::Request& req, httplib::Response& res) {
     if (absl::Status s = JsonToMessage(req.body, &request); !s.ok()) return SendError(res, s);
   } else {
     if (absl::Status s = CheckParams(req, {"q", "page_size", "page_token", "facets",
-                                           "facet_limit"});
+                                           "facet_limit", "counts_only"});
         !s.ok()) {
       return SendError(res, s);
     }
+    auto counts_only = ParseBoolParam("counts_only", req.get_param_value("counts_only"));
+    if (!counts_only.ok()) return SendError(res, counts_only.status());
+    request.set_counts_only(*counts_only);
     request.set_query(req.get_param_value("q"));
     request.set_page_token(req.get_param_value("page_token"));
     for (const std::string& f : SplitList(req.get_param_value("facets"))) request.add_facets(f);
@@ -321,7 +356,7 @@ void HttpGateway::Export(const httplib::Request& req, httplib::Response& res) {
   res.set_chunked_content_provider(
       csv ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8",
       [stream, first, have_first, csv, stopping](size_t, httplib::DataSink& sink) {
-        std::string buffer = csv ? CsvHeader() : "";
+        std::string buffer = csv ? ExportCsvHeader() : "";
         if (have_first) buffer += ExportLine(*first, csv);
         v1::SearchHit hit;
         while (have_first && !stopping->load() && stream->reader->Read(&hit)) {

@@ -46,6 +46,10 @@ struct HttpGatewayOptions {
   absl::Duration export_deadline = absl::Minutes(10);
   // Socket read and write timeout (a client that stalls longer is dropped). Default: 30 s.
   absl::Duration socket_timeout = absl::Seconds(30);
+  // Cross-origin access to the /v1/ API (CORS): a page served from this origin
+  // ("https://dash.example.org") may call the API from a browser; "*" allows every origin.
+  // Preflight OPTIONS requests are answered. Default: "" (same origin only; no CORS headers).
+  std::string cors_origin;
 };
 
 // ParseHostPort splits "HOST:PORT" ("127.0.0.1:0", "[::1]:8080"); port 0 means any free port.

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -13,24 +14,6 @@
 
 namespace issuescope::search::web {
 namespace {
-
-// Timestamp renders an RFC 3339 time, or "" when unset.
-std::string Timestamp(const google::protobuf::Timestamp& t) {
-  if (t.seconds() == 0 && t.nanos() == 0) return "";
-  return google::protobuf::util::TimeUtil::ToString(t);
-}
-
-// CsvField quotes `value` when RFC 4180 requires it.
-std::string CsvField(absl::string_view value) {
-  if (value.find_first_of(",\"\r\n") == absl::string_view::npos) return std::string(value);
-  std::string out = "\"";
-  for (char c : value) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
 
 template <typename Status>
 std::string MessageOf(const Status& s) {
@@ -127,6 +110,41 @@ absl::StatusOr<bool> ParseBoolParam(absl::string_view name, absl::string_view va
                                                  "': expected true or false"));
 }
 
+absl::Status CheckUtf8(absl::string_view what, absl::string_view value) {
+  const auto* p = reinterpret_cast<const unsigned char*>(value.data());
+  const size_t n = value.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, cp = c & 0x07;
+    }
+    bool ok = len != 0 && i + len <= n;
+    for (size_t k = 1; ok && k < len; ++k) {
+      ok = (p[i + k] & 0xC0) == 0x80;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    ok = ok && cp >= kMin[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " is not valid UTF-8 (bad byte 0x", absl::Hex(c, absl::kZeroPad2), " at offset ",
+          i, "); percent-encode text as UTF-8"));
+    }
+    i += len;
+  }
+  return absl::OkStatus();
+}
+
 std::vector<std::string> SplitList(absl::string_view value) {
   std::vector<std::string> out;
   for (absl::string_view item : absl::StrSplit(value, ',')) {
@@ -136,55 +154,11 @@ std::vector<std::string> SplitList(absl::string_view value) {
   return out;
 }
 
-const char* const kCsvColumns[] = {
-    "repo_slug", "repo",    "number",           "title",     "state",  "labels",
-    "author",    "created_at", "updated_at",    "comment_count", "is_pull_request", "url",
-    "score",     "kind",    "theme",            "secondary_themes", "subthemes", "llm",
-    "snippet"};
-const size_t kCsvColumnCount = sizeof(kCsvColumns) / sizeof(kCsvColumns[0]);
-
-std::string CsvHeader() {
-  std::vector<absl::string_view> names(kCsvColumns, kCsvColumns + kCsvColumnCount);
-  return absl::StrCat(absl::StrJoin(names, ","), "\r\n");
-}
-
 std::string StateName(v1::IssueState state) {
   const std::string name = v1::IssueState_Name(state);
   absl::string_view view = name;
   absl::ConsumePrefix(&view, "ISSUE_STATE_");
   return absl::AsciiStrToLower(view);
-}
-
-std::string HitToCsvRow(const v1::SearchHit& hit) {
-  const v1::Tags& tags = hit.tags();
-  std::vector<std::string> fields = {
-      hit.repo_slug(),
-      hit.repo(),
-      absl::StrCat(hit.number()),
-      hit.title(),
-      StateName(hit.state()),
-      absl::StrJoin(hit.labels(), ";"),
-      hit.author(),
-      Timestamp(hit.created_at()),
-      Timestamp(hit.updated_at()),
-      absl::StrCat(hit.comment_count()),
-      hit.is_pull_request() ? "true" : "false",
-      hit.url(),
-      absl::StrCat(hit.score()),
-      tags.kind(),
-      tags.theme(),
-      absl::StrJoin(tags.secondary_themes(), ";"),
-      absl::StrJoin(tags.subthemes(), ";"),
-      tags.llm() ? "true" : "false",
-      hit.snippet(),
-  };
-  std::string row;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) row += ',';
-    row += CsvField(fields[i]);
-  }
-  row += "\r\n";
-  return row;
 }
 
 }  // namespace issuescope::search::web

@@ -1,7 +1,7 @@
 // The pieces of the HTTP/JSON gateway that do not need a socket: the mapping of gRPC status
 // codes to HTTP statuses and JSON error bodies, protobuf's JSON mapping of the API messages
 // (lowerCamelCase field names, default values printed, int64 as strings, enums by name), the
-// parsing of query-string parameters, and the CSV form of an exported hit.
+// parsing of query-string parameters. (Exported hits: search/export_format.h.)
 //
 // All functions are pure and thread-safe.
 #pragma once
@@ -47,21 +47,14 @@ absl::StatusOr<int64_t> ParseIntParam(absl::string_view name, absl::string_view 
 // ParseBoolParam accepts true/false/1/0 (any case) for parameter `name`.
 absl::StatusOr<bool> ParseBoolParam(absl::string_view name, absl::string_view value);
 
+// CheckUtf8 is INVALID_ARGUMENT, naming `what` (e.g. "parameter 'q'") and the offset of the first
+// bad byte, when `value` is not valid UTF-8 (overlong forms, surrogates and code points past
+// U+10FFFF included); the message never repeats the bad bytes.
+absl::Status CheckUtf8(absl::string_view what, absl::string_view value);
+
 // SplitList splits a comma-separated parameter ("repo,label"), trimming blanks and dropping
 // empty items.
 std::vector<std::string> SplitList(absl::string_view value);
-
-// kCsvColumns are the columns of GET /v1/export?format=csv, in order (docs/WEB.md).
-extern const char* const kCsvColumns[];
-// kCsvColumnCount is the number of entries of kCsvColumns.
-extern const size_t kCsvColumnCount;
-
-// CsvHeader is the header line of a CSV export, ending in "\r\n".
-std::string CsvHeader();
-
-// HitToCsvRow renders `hit` as one RFC 4180 CSV record ending in "\r\n": fields with commas,
-// quotes or line breaks are quoted; lists (labels, sub-themes) are joined with ";".
-std::string HitToCsvRow(const v1::SearchHit& hit);
 
 // StateName is the lower-case state of an issue without the enum prefix ("open", "closed").
 std::string StateName(v1::IssueState state);

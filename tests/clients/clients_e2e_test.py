@@ -197,6 +197,39 @@ class SearchClientTests:
                     self.assertEqual(len(err.strip().splitlines()), 1, err)
 
 
+class SameJsonTest(ClientTestBase):
+    """The Python and the Node.js client print the same JSON (protobuf's canonical mapping with
+    the .proto's field names, default values included)."""
+    command = []
+
+    @classmethod
+    def setUpClass(cls):
+        require_node()
+        os.environ["ISSUESCOPE_PYTHON_STUBS"] = PYTHON_STUBS
+        super().setUpClass()
+
+    def both(self, *args):
+        outs = []
+        for command in (PythonClientTest.command, NodeClientTest.command):
+            type(self).command = command
+            outs.append(self.ok(*args))
+        return outs
+
+    def test_search_json_is_identical(self):
+        py, node = self.both("search", f'"{PHRASE}"', "--json")
+        py_hits = [json.loads(l) for l in py.splitlines() if l.strip()]
+        node_hits = [json.loads(l) for l in node.splitlines() if l.strip()]
+        self.assertEqual(len(py_hits), PLANTED)
+        self.assertEqual(py_hits, node_hits)
+        self.assertIn("created_at", py_hits[0])
+        self.assertIsInstance(py_hits[0]["created_at"], str)
+
+    def test_issue_json_is_identical(self):
+        repo, number, _ = self.cluster.planted()[0]
+        py, node = self.both("issue", f"github:{repo}", str(number), "--json")
+        self.assertEqual(json.loads(py), json.loads(node))
+
+
 class PythonClientTest(SearchClientTests, ClientTestBase):
     command = [sys.executable, os.path.join(CLIENTS_DIR, "python", "issuescope_client.py")]
 
@@ -267,6 +300,37 @@ class ReflectionClientTest(ClientTestBase):
             self.assertIn("  " + line, out)
         self.assertIn("grpc.health.v1.Health", out)
         self.assertIn("grpc.reflection.v1alpha.ServerReflection", out)
+        # The v1 protocol, which current tools ask first, is served and describes itself.
+        self.assertIn("grpc.reflection.v1.ServerReflection  (grpc/reflection/v1/reflection.proto, "
+                      "1 methods)", out)
+
+    def test_calls_a_method_like_grpcurl(self):
+        """list -> describe -> call: a unary call and a server stream, request and answers as
+        protobuf JSON, with no .proto on the client's side."""
+        env = {"ISSUESCOPE_PROTO_DIR": "/nonexistent"}
+        code, out, err = self.client("call", "issuescope.v1.Search/Search",
+                                     json.dumps({"query": f'"{PHRASE}"', "page_size": 2,
+                                                 "facets": ["state"]}), env=env)
+        self.assertEqual(code, 0, err)
+        answer = json.loads(out)
+        self.assertEqual(answer["total"], str(PLANTED))  # int64 as a string, as protobuf JSON
+        self.assertEqual(len(answer["hits"]), 2)
+        self.assertRegex(answer["hits"][0]["created_at"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        self.assertEqual(answer["facets"][0]["name"], "state")
+        code, out, err = self.client("call", "issuescope.v1.Search/Export",
+                                     json.dumps({"query": f'"{PHRASE}"'}), env=env)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(len(out.splitlines()), PLANTED)
+        for args, want_code, want in [
+            (("call", "issuescope.v1.Search/Nope", "{}"), 1, "NOT_FOUND"),
+            (("call", "issuescope.v1.Search/Search", "{not json"), 2, "not JSON"),
+            (("call", "issuescope.v1.Search/Search", '{"page_size": "x"}'), 2, "page_size"),
+            (("call", "issuescope.v1.Search/Search", '{"query": "\\"open"}'), 1, "INVALID_ARGUMENT"),
+        ]:
+            with self.subTest(args=args):
+                code, out, err = self.client(*args)
+                self.assertEqual(code, want_code, err + out)
+                self.assertIn(want, err)
 
     def test_describes_messages(self):
         out = self.ok("describe", "issuescope.v1.SearchRequest")

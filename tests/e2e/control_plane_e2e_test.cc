@@ -185,7 +185,7 @@ TEST(ControlPlane, WorkerAndIndexerTalkToATlsCoordinator) {
   EXPECT_TRUE(absl::StrContains(ReadFile(work + "/bad.log"), "--tls-ca"));
 
   auto worker = Subprocess::Start(
-      {Bin("issuescope-crawler"), "--id=tls-worker", "--data=" + work + "/worker",
+      {Bin("issuescope-crawler"), "--id=tls-worker", "--listen=127.0.0.1:0", "--data=" + work + "/worker",
        "--coordinator=" + address, "--tls-ca=" + cert, "--port-file=" + work + "/w.port"},
       work + "/worker.log");
   ASSERT_TRUE(worker.ok());

@@ -42,6 +42,22 @@ def find_shared(start=None):
         here = parent
 
 
+def _labels(value):
+    """Label names from a list of names or label objects, or the string repr of a list
+    ("['bug', 'stale']", as the vLLM dumps store them)."""
+    if isinstance(value, str):
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            value = [v.strip(" '\"") for v in value.strip("[]").split(",")]
+    out = []
+    for l in value or []:
+        name = l if isinstance(l, str) else (l.get("name", "") if isinstance(l, dict) else "")
+        if name:
+            out.append(name)
+    return out
+
+
 def _vllm(data):
     seen = {}
     for path in sorted(glob.glob(os.path.join(data, VLLM_DIR, "*", "issues.json"))):
@@ -52,7 +68,7 @@ def _vllm(data):
             seen[n] = {
                 "ref": f"vllm-project/vllm#{n}", "repo": "vllm-project/vllm", "number": n,
                 "title": x.get("title") or "", "body": x.get("body") or "",
-                "labels": [l if isinstance(l, str) else l.get("name", "") for l in x.get("labels") or []],
+                "labels": _labels(x.get("labels")),
                 "comments": [], "state": x.get("state") or "", "source": "vllm",
             }
     return [seen[n] for n in sorted(seen)]

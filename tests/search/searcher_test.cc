@@ -261,6 +261,12 @@ TEST_F(SearcherTest, GetIssueReturnsTheIssueWithComments) {
       {"gitlab:pytorch/pytorch", 1, absl::StatusCode::kNotFound},
       {"", 1, absl::StatusCode::kInvalidArgument},
       {"github:pytorch/pytorch", 0, absl::StatusCode::kInvalidArgument},
+      // OWNER/NAME is GitHub's, as in issue references.
+      {"pytorch/pytorch", 1, absl::StatusCode::kOk},
+      {"PyTorch/PyTorch", 3, absl::StatusCode::kOk},
+      {"github:pytorch", 1, absl::StatusCode::kInvalidArgument},
+      {"pytorch", 1, absl::StatusCode::kInvalidArgument},
+      {"nohub:pytorch/pytorch", 1, absl::StatusCode::kInvalidArgument},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(searcher_->GetIssue(c.slug, c.number).status().code(), c.code)
@@ -268,6 +274,41 @@ TEST_F(SearcherTest, GetIssueReturnsTheIssueWithComments) {
   }
   EXPECT_THAT(std::string(searcher_->GetIssue("github:pytorch/pytorch", 99).status().message()),
               HasSubstr("github:pytorch/pytorch#99"));
+  // The error says which forms are accepted.
+  EXPECT_THAT(std::string(searcher_->GetIssue("github:pytorch", 1).status().message()),
+              AllOf(HasSubstr("'github:pytorch'"), HasSubstr("TRACKER:OWNER/NAME"),
+                    HasSubstr("OWNER/NAME for GitHub")));
+}
+
+TEST_F(SearcherTest, CountsOnlyAnswersTotalAndFacetsWithoutHits) {
+  v1::SearchRequest request;
+  request.set_query("org:pytorch");
+  request.add_facets("state");
+  request.set_page_size(1);
+  absl::StatusOr<v1::SearchResponse> paged = searcher_->Search(request);
+  ASSERT_TRUE(paged.ok()) << paged.status();
+  ASSERT_FALSE(paged->next_page_token().empty());
+  request.set_counts_only(true);
+  request.set_page_token("garbage: ignored with counts_only");
+  absl::StatusOr<v1::SearchResponse> counts = searcher_->Search(request);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  EXPECT_EQ(counts->hits_size(), 0);
+  EXPECT_TRUE(counts->next_page_token().empty());
+  EXPECT_EQ(counts->total(), paged->total());
+  EXPECT_TRUE(counts->total_exact());
+  ASSERT_EQ(counts->facets_size(), 1);
+  EXPECT_EQ(counts->facets(0).DebugString(), paged->facets(0).DebugString());
+  EXPECT_TRUE(counts->facets_exact());
+}
+
+TEST_F(SearcherTest, FacetsAreExactWhenNoneWereAsked) {
+  for (const std::string& query : {"", "crashes", "org:pytorch"}) {
+    v1::SearchRequest request;
+    request.set_query(query);
+    absl::StatusOr<v1::SearchResponse> response = searcher_->Search(request);
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_TRUE(response->facets_exact()) << "'" << query << "'";
+  }
 }
 
 TEST(SearcherStatusTest, ReadsFeedPositions) {

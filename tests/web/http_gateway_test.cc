@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "search/export_format.h"
 #include "search/web/json_api.h"
 
 namespace issuescope::search::web {
@@ -271,7 +272,7 @@ TEST_F(HttpGatewayTest, ExportStreamsJsonl) {
   ASSERT_EQ(lines.size(), 5000u);  // several chunks of 64 KiB
   for (size_t i = 0; i < lines.size(); i += 999) {
     auto hit = nlohmann::json::parse(lines[i]);
-    EXPECT_EQ(hit["number"], std::to_string(i + 1));
+    EXPECT_EQ(hit["number"], i + 1);
   }
 }
 
@@ -281,8 +282,8 @@ TEST_F(HttpGatewayTest, ExportCsvQuotesFields) {
   ASSERT_EQ(res->status, 200);
   std::vector<std::string> lines = absl::StrSplit(res->body, "\r\n", absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[0], CsvHeader().substr(0, CsvHeader().size() - 2));
-  const std::string prefix = "github:o/r,o/r,1,\"comma, \"\"quote\"\"\",unspecified,";
+  EXPECT_EQ(lines[0], ExportCsvHeader().substr(0, ExportCsvHeader().size() - 2));
+  const std::string prefix = "github:o/r,o/r,1,\"comma, \"\"quote\"\"\",";
   EXPECT_EQ(lines[1].rfind(prefix, 0), 0u) << lines[1];
   EXPECT_NE(lines[1].find(",bug;module: cuda,"), std::string::npos) << lines[1];
 }
@@ -290,7 +291,7 @@ TEST_F(HttpGatewayTest, ExportCsvQuotesFields) {
 TEST_F(HttpGatewayTest, EmptyExportIsJustTheHeader) {
   auto res = client_->Get("/v1/export?format=csv&q=empty");
   ASSERT_TRUE(res && res->status == 200);
-  EXPECT_EQ(res->body, CsvHeader());
+  EXPECT_EQ(res->body, ExportCsvHeader());
   res = client_->Get("/v1/export?q=empty");
   ASSERT_TRUE(res && res->status == 200);
   EXPECT_EQ(res->body, "");
@@ -330,6 +331,97 @@ TEST_F(HttpGatewayTest, ServesTheEmbeddedPage) {
     EXPECT_EQ(body.find("//cdn"), std::string::npos);
   }
   ExpectError(client_->Get("/missing.js"), 404, "NOT_FOUND", "/missing.js");
+}
+
+// Invalid UTF-8 anywhere a request carries text is a 400 naming where, never a 500 from the
+// proto3 string the gateway would have built.
+TEST_F(HttpGatewayTest, InvalidUtf8IsABadRequestNamingTheParameter) {
+  struct Case {
+    std::string target;
+    std::string names;
+  };
+  const std::vector<Case> cases = {
+      {"/v1/search?q=%FF%FE", "parameter 'q'"},
+      {"/v1/search?q=ok&page_token=%C0%AF", "parameter 'page_token'"},
+      {"/v1/search?q=ok&facets=repo,%ED%A0%80", "parameter 'facets'"},
+      {"/v1/search?q=ok&page_size=%FF", "parameter 'page_size'"},
+      {"/v1/search?q=ok&counts_only=%F5%80%80%80", "parameter 'counts_only'"},
+      {"/v1/search?%FF=1", "a parameter name"},
+      {"/v1/aggregate?q=%FF&dimensions=kind", "parameter 'q'"},
+      {"/v1/aggregate?q=x&dimensions=%E2%82", "parameter 'dimensions'"},
+      {"/v1/export?q=%FF%FE", "parameter 'q'"},
+      {"/v1/export?q=x&format=%FF", "parameter 'format'"},
+      {"/v1/issues/%FF/o/r/1", "URL path"},
+      {"/v1/issues/github/%FF/r/1", "URL path"},
+      {"/v1/issues/github/o/%FE%FF/1", "URL path"},
+      {"/v1/issues/github/o/r/%FF", "URL path"},
+      {"/v1/status?x=%FF", "parameter 'x'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.target);
+    ExpectError(client_->Get(c.target), 400, "INVALID_ARGUMENT", c.names);
+    auto res = client_->Get(c.target);
+    ASSERT_TRUE(res);
+    EXPECT_NE(res->body.find("not valid UTF-8"), std::string::npos) << res->body;
+  }
+  // Valid multi-byte text passes.
+  auto res = client_->Get("/v1/search?q=%E5%86%85%E5%AD%98");
+  ASSERT_TRUE(res && res->status == 200) << (res ? res->body : "");
+  EXPECT_EQ(service_.last_search.query(), "内存");
+}
+
+TEST_F(HttpGatewayTest, CountsOnlyIsPassedOn) {
+  auto res = client_->Get("/v1/search?q=x&counts_only=true&facets=repo");
+  ASSERT_TRUE(res && res->status == 200) << (res ? res->body : "");
+  EXPECT_TRUE(service_.last_search.counts_only());
+  res = client_->Get("/v1/search?q=x");
+  ASSERT_TRUE(res && res->status == 200);
+  EXPECT_FALSE(service_.last_search.counts_only());
+  ExpectError(client_->Get("/v1/search?q=x&counts_only=maybe"), 400, "INVALID_ARGUMENT",
+              "counts_only");
+  res = client_->Post("/v1/search", R"({"query":"x","countsOnly":true})", "application/json");
+  ASSERT_TRUE(res && res->status == 200) << (res ? res->body : "");
+  EXPECT_TRUE(service_.last_search.counts_only());
+}
+
+TEST_F(HttpGatewayTest, NoCorsHeadersUnlessConfigured) {
+  httplib::Headers origin = {{"Origin", "https://dash.example.org"}};
+  auto res = client_->Get("/v1/search?q=x", origin);
+  ASSERT_TRUE(res && res->status == 200);
+  EXPECT_FALSE(res->has_header("Access-Control-Allow-Origin"));
+  res = client_->Options("/v1/search", origin);
+  ASSERT_TRUE(res);
+  EXPECT_FALSE(res->has_header("Access-Control-Allow-Origin"));
+}
+
+TEST_F(HttpGatewayTest, CorsOriginWhenConfigured) {
+  HttpGatewayOptions options;
+  options.cors_origin = "https://dash.example.org";
+  HttpGateway gateway(server_->InProcessChannel(grpc::ChannelArguments()), options);
+  ASSERT_TRUE(gateway.Start("127.0.0.1", 0).ok());
+  httplib::Client client("127.0.0.1", gateway.port());
+  httplib::Headers origin = {{"Origin", "https://dash.example.org"},
+                             {"Access-Control-Request-Method", "POST"}};
+  auto res = client.Options("/v1/search", origin);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 204);
+  EXPECT_EQ(res->get_header_value("Access-Control-Allow-Origin"), "https://dash.example.org");
+  EXPECT_NE(res->get_header_value("Access-Control-Allow-Methods").find("POST"), std::string::npos);
+  EXPECT_NE(res->get_header_value("Access-Control-Allow-Headers").find("Content-Type"),
+            std::string::npos);
+  res = client.Get("/v1/search?q=x", origin);
+  ASSERT_TRUE(res && res->status == 200);
+  EXPECT_EQ(res->get_header_value("Access-Control-Allow-Origin"), "https://dash.example.org");
+  EXPECT_EQ(res->get_header_value("Vary"), "Origin");
+  // Errors carry it too, so the page can read them.
+  res = client.Get("/v1/search?q=x&bogus=1", origin);
+  ASSERT_TRUE(res && res->status == 400);
+  EXPECT_EQ(res->get_header_value("Access-Control-Allow-Origin"), "https://dash.example.org");
+  // The page itself is not an API resource.
+  res = client.Get("/", origin);
+  ASSERT_TRUE(res && res->status == 200);
+  EXPECT_FALSE(res->has_header("Access-Control-Allow-Origin"));
+  gateway.Stop();
 }
 
 TEST(ParseHostPortTest, Table) {

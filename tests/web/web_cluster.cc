@@ -43,6 +43,7 @@ std::string BinPath(const std::string& name) {
   return absl::StrCat(ISSUESCOPE_BIN_DIR, "/", name);
 }
 
+
 std::string ReadTextFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

@@ -31,6 +31,9 @@ struct WebClusterOptions {
   int seed = 11;
 };
 
+// BinPath is the path of one of the built programs ("issuescope").
+std::string BinPath(const std::string& name);
+
 // WebCluster is the running set of processes; see the file comment.
 class WebCluster {
  public:

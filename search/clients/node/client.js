@@ -15,6 +15,7 @@
 
 const path = require('path');
 const { parseArgs } = require('util');
+const { toProtoJson } = require('./proto_json');
 
 const PROG = 'client.js';
 const DEFAULT_SERVER = '127.0.0.1:50051';
@@ -126,7 +127,7 @@ function stateName(state) {
 
 function printSearch(response, asJson) {
   if (asJson) {
-    for (const hit of response.hits) process.stdout.write(JSON.stringify(hit) + '\n');
+    for (const hit of response.hits) process.stdout.write(JSON.stringify(toProtoJson(hit)) + '\n');
     return;
   }
   for (const hit of response.hits) {
@@ -148,7 +149,7 @@ function printSearch(response, asJson) {
 
 function printIssue(result, asJson) {
   if (asJson) {
-    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    process.stdout.write(JSON.stringify(toProtoJson(result), null, 2) + '\n');
     return;
   }
   const issue = result.issue;

@@ -1,11 +1,15 @@
 #!/usr/bin/env node
-// Reflection client: discovers what an issuescope server offers WITHOUT its .proto files, over
-// the gRPC server reflection protocol (grpc.reflection.v1alpha.ServerReflection, which
-// issuescope-search enables). Only the reflection protocol's own .proto is loaded (it ships in
-// the @grpc/reflection package); every issuescope descriptor comes from the server.
+// Reflection client, a small grpcurl: discovers and calls what an issuescope server offers
+// WITHOUT its .proto files, over the gRPC server reflection protocol
+// (grpc.reflection.v1.ServerReflection, falling back to v1alpha for servers that have only that;
+// every issuescope daemon serves both). Only the reflection protocol's own .proto is loaded (it
+// ships in the @grpc/reflection package); every issuescope descriptor comes from the server.
 //
-//   node reflect.js list [--server 127.0.0.1:7400]       services and their methods
+//   node reflect.js list [--server 127.0.0.1:50051]      services and their methods
 //   node reflect.js describe issuescope.v1.SearchRequest  one message, enum or service
+//   node reflect.js call issuescope.v1.Search/Search '{"query": "kv cache", "page_size": 3}'
+//                                                         one call: request and answers as JSON
+//                                                         (server streams: one line per message)
 //
 // The server address comes from --server, else $ISSUESCOPE_SERVER, else 127.0.0.1:50051.
 // Exit status: 0 on success, 1 when the server fails or does not know the symbol, 2 for a bad
@@ -14,12 +18,15 @@
 
 const path = require('path');
 const { parseArgs } = require('util');
+const { toProtoJson } = require('./proto_json');
 
 const PROG = 'reflect.js';
 const DEFAULT_SERVER = '127.0.0.1:50051';
 const NOT_FOUND = 5;  // grpc.status.NOT_FOUND
+const UNIMPLEMENTED = 12;  // grpc.status.UNIMPLEMENTED
 const USAGE = `usage: node ${PROG} list [--server ADDR] [--timeout S]
-       node ${PROG} describe SYMBOL [--server ADDR] [--timeout S]`;
+       node ${PROG} describe SYMBOL [--server ADDR] [--timeout S]
+       node ${PROG} call SERVICE/METHOD [JSON] [--server ADDR] [--timeout S]`;
 
 function fail(message, code) {
   process.stderr.write(`${PROG}: ${message}\n`);
@@ -60,9 +67,11 @@ function parseCommandLine(argv) {
     process.exit(0);
   }
   const [command = 'list', ...rest] = parsed.positionals;
-  const want = { list: 0, describe: 1 }[command];
+  const want = { list: [0, 0], describe: [1, 1], call: [1, 2] }[command];
   if (want === undefined) fail(`unknown command ${JSON.stringify(command)}\n${USAGE}`, 2);
-  if (rest.length !== want) fail(`${command} takes ${want} argument(s), got ${rest.length}\n${USAGE}`, 2);
+  if (rest.length < want[0] || rest.length > want[1]) {
+    fail(`${command} takes ${want[0] === want[1] ? want[0] : `${want[0]} or ${want[1]}`} argument(s), got ${rest.length}\n${USAGE}`, 2);
+  }
   const timeout = Number(parsed.values.timeout);
   if (!Number.isFinite(timeout) || timeout <= 0) fail(`--timeout must be a positive number`, 2);
   return { command, args: rest, server: parsed.values.server, timeout };
@@ -71,9 +80,10 @@ function parseCommandLine(argv) {
 // One reflection stream; ask() sends a request and resolves with its response (the server
 // answers in order). Errors of the stream reject every pending and later ask().
 class ReflectionSession {
-  constructor(grpc, protoLoader, server, timeout) {
+  constructor(grpc, protoLoader, server, timeout, version) {
+    this.version = version;
     const protoDir = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build', 'proto');
-    const definition = protoLoader.loadSync('grpc/reflection/v1alpha/reflection.proto', {
+    const definition = protoLoader.loadSync(`grpc/reflection/${version}/reflection.proto`, {
       includeDirs: [protoDir],
       keepCase: true,
       longs: String,
@@ -81,9 +91,9 @@ class ReflectionSession {
       defaults: true,
       oneofs: true,
     });
-    const v1alpha = grpc.loadPackageDefinition(definition).grpc.reflection.v1alpha;
+    const reflection = grpc.loadPackageDefinition(definition).grpc.reflection[version];
     this.grpc = grpc;
-    this.client = new v1alpha.ServerReflection(server, grpc.credentials.createInsecure());
+    this.client = new reflection.ServerReflection(server, grpc.credentials.createInsecure());
     this.call = this.client.ServerReflectionInfo({ deadline: new Date(Date.now() + timeout * 1000) });
     this.pending = [];
     this.error = null;
@@ -226,6 +236,8 @@ async function run(session, table, command, args) {
       out.push(`${name}  (${file.name}, ${(def.method || []).length} methods)`);
       out.push(...describeService(name, def).slice(1, -1).map((l) => `  ${l.trim()}`));
     }
+  } else if (command === 'call') {
+    return { call: await prepareCall(session, table, args[0], args[1]) };
   } else {
     const symbol = args[0].replace(/^\./, '');
     const { kind, def, file } = await load(session, table, symbol);
@@ -237,21 +249,96 @@ async function run(session, table, command, args) {
   return out;
 }
 
+// prepareCall resolves SERVICE/METHOD and its request and response types from the server's
+// descriptors (protobufjs types built from them), and encodes the JSON request.
+async function prepareCall(session, table, target, json) {
+  const slash = target.lastIndexOf('/');
+  if (slash <= 0) throw Object.assign(new Error(`expected SERVICE/METHOD, got ${target}`), { usage: true });
+  const serviceName = target.slice(0, slash).replace(/^\./, '');
+  const methodName = target.slice(slash + 1);
+  const { kind, def } = await load(session, table, serviceName);
+  if (kind !== 'service') throw Object.assign(new Error(`${serviceName} is a ${kind}, not a service`), { code: NOT_FOUND });
+  const method = (def.method || []).find((m) => m.name === methodName);
+  if (!method) throw Object.assign(new Error(`${serviceName} has no method ${methodName}`), { code: NOT_FOUND });
+  if (method.clientStreaming) throw Object.assign(new Error(`${target} takes a client stream; only unary and server-streaming calls are supported`), { usage: true });
+  const protobuf = require('protobufjs');
+  const descriptor = table.descriptor;
+  const set = descriptor.FileDescriptorSet.fromObject({ file: [...table.files.values()] });
+  const root = protobuf.Root.fromDescriptor(set);
+  const requestType = root.lookupType(strip(method.inputType));
+  const responseType = root.lookupType(strip(method.outputType));
+  let request;
+  try {
+    request = JSON.parse(json || '{}');
+  } catch (e) {
+    throw Object.assign(new Error(`the request is not JSON: ${e.message}`), { usage: true });
+  }
+  const problem = requestType.verify(request);
+  if (problem) throw Object.assign(new Error(`bad request for ${requestType.fullName.slice(1)}: ${problem}`), { usage: true });
+  return {
+    path: `/${serviceName}/${methodName}`,
+    streaming: method.serverStreaming,
+    bytes: requestType.encode(requestType.fromObject(request)).finish(),
+    decode: (buf) => toProtoJson(responseType.toObject(responseType.decode(buf),
+      { longs: String, enums: String, defaults: true, arrays: true })),
+  };
+}
+
+// invoke runs a prepared call; resolves with its output lines.
+function invoke(grpc, server, timeout, call) {
+  const client = new grpc.Client(server, grpc.credentials.createInsecure());
+  const options = { deadline: new Date(Date.now() + timeout * 1000) };
+  const serialize = (b) => b;
+  const deserialize = (b) => call.decode(b);
+  return new Promise((resolve, reject) => {
+    if (!call.streaming) {
+      client.makeUnaryRequest(call.path, serialize, deserialize, call.bytes, new grpc.Metadata(), options,
+        (err, response) => {
+          client.close();
+          if (err) reject(err); else resolve([JSON.stringify(response, null, 2)]);
+        });
+      return;
+    }
+    const lines = [];
+    const stream = client.makeServerStreamRequest(call.path, serialize, deserialize, call.bytes, new grpc.Metadata(), options);
+    stream.on('data', (m) => lines.push(JSON.stringify(m)));
+    stream.on('error', (err) => { client.close(); reject(err); });
+    stream.on('end', () => { client.close(); resolve(lines); });
+  });
+}
+
+async function runWithFallback(grpc, protoLoader, descriptor, server, timeout, command, args) {
+  for (const version of ['v1', 'v1alpha']) {
+    const session = new ReflectionSession(grpc, protoLoader, server, timeout, version);
+    const table = new SymbolTable(descriptor);
+    try {
+      const result = await run(session, table, command, args);
+      session.close();
+      if (result.call) return invoke(grpc, server, timeout, result.call);
+      return result;
+    } catch (err) {
+      session.close();
+      // A server without reflection v1 answers UNIMPLEMENTED: ask v1alpha.
+      if (version === 'v1' && err.code === UNIMPLEMENTED) continue;
+      throw err;
+    }
+  }
+  return [];
+}
+
 function main() {
   const { command, args, server, timeout } = parseCommandLine(process.argv.slice(2));
   const grpc = requireDependency('@grpc/grpc-js');
   const protoLoader = requireDependency('@grpc/proto-loader');
   requireDependency('@grpc/reflection');
+  requireDependency('protobufjs');
   const descriptor = requireDependency('protobufjs/ext/descriptor');
-  const session = new ReflectionSession(grpc, protoLoader, server, timeout);
-  const table = new SymbolTable(descriptor);
-  run(session, table, command, args).then(
+  runWithFallback(grpc, protoLoader, descriptor, server, timeout, command, args).then(
     (lines) => {
-      session.close();
-      process.stdout.write(lines.join('\n') + '\n');
+      if (lines.length) process.stdout.write(lines.join('\n') + '\n');
     },
     (err) => {
-      session.close();
+      if (err.usage) fail(err.message, 2);
       const code = typeof err.code === 'number' ? grpc.status[err.code] || err.code : 'ERROR';
       fail(`${server}: ${code}: ${cleanDetails(err.details || err.message)}`, 1);
     });

@@ -108,7 +108,8 @@ def print_search(response, as_json, json_format):
     """Hits, then the total and facet counts (or JSON lines with --json)."""
     if as_json:
         for hit in response.hits:
-            print(json.dumps(json_format.MessageToDict(hit, preserving_proto_field_name=True),
+            print(json.dumps(json_format.MessageToDict(hit, preserving_proto_field_name=True,
+                                                    including_default_value_fields=True),
                              ensure_ascii=False))
         return
     for hit in response.hits:
@@ -131,7 +132,8 @@ def print_search(response, as_json, json_format):
 def print_issue(result, as_json, json_format):
     """The issue's header, body and comments (or JSON with --json)."""
     if as_json:
-        print(json.dumps(json_format.MessageToDict(result, preserving_proto_field_name=True),
+        print(json.dumps(json_format.MessageToDict(result, preserving_proto_field_name=True,
+                                               including_default_value_fields=True),
                          ensure_ascii=False, indent=2))
         return
     issue = result.issue
