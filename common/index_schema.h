@@ -57,7 +57,7 @@ inline constexpr char kFeedMetadataPrefix[] = "feed:";
 // Metadata key naming the free-text scheme the documents were indexed with (kTextScheme); the
 // search service warns about an index of another scheme (rebuild it with `issuescope reindex`).
 inline constexpr char kTextSchemeKey[] = "text_scheme";
-inline constexpr char kTextScheme[] = "unprefixed-1";
+inline constexpr char kTextScheme[] = "sections-2";
 
 // Metadata key holding the fingerprint (taxonomy name/version + model hash) the documents'
 // tags were made with; the indexer re-tags when it differs from its own.

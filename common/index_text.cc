@@ -5,7 +5,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/index_schema.h"
+#include "common/issue_sections.h"
+#include "common/text_tokens.h"
 
 namespace issuescope::index {
 namespace {
@@ -301,52 +305,229 @@ std::optional<TextBounds> DecodeTextBounds(const std::string& value) {
   return TextBounds{GetU32(value, 0), GetU32(value, 4)};
 }
 
-Xapian::TermGenerator MakeTextTermGenerator() {
-  Xapian::TermGenerator gen;
-  gen.set_stemmer(Xapian::Stem("english"));
-  gen.set_stemming_strategy(Xapian::TermGenerator::STEM_SOME);
-  gen.set_flags(Xapian::TermGenerator::FLAG_CJK_NGRAM);
-  return gen;
+namespace {
+
+// StemOf returns the English stem of a lower-case word (one stemmer per thread: Xapian::Stem
+// keeps state while stemming, and documents and queries are handled in parallel).
+std::string StemOf(const std::string& word) {
+  thread_local const Xapian::Stem stemmer("english");
+  return stemmer(word);
 }
 
-void IndexIssueText(const v1::IssueWithComments& iwc, Xapian::Document* doc,
-                    Xapian::TermGenerator* gen) {
+// TextIndexer adds the terms of texts to one document, positions running on across calls.
+class TextIndexer {
+ public:
+  TextIndexer(Xapian::Document* doc, std::string prefix) : doc_(doc), prefix_(std::move(prefix)) {}
+
+  Xapian::termpos pos() const { return pos_; }
+  void Gap(Xapian::termpos n) { pos_ += n; }
+
+  // Add indexes `text` with `wdf` per occurrence (0: positions only, no weight).
+  void Add(absl::string_view text, Xapian::termcount wdf) {
+    ForEachToken(text, [&](const TextToken& t) {
+      switch (t.kind) {
+        case TextToken::Kind::kWord:
+          Word(t.text, ++pos_, wdf);
+          break;
+        case TextToken::Kind::kCompound: {
+          const Xapian::termpos first = pos_ + 1;
+          if (!t.text.empty()) {
+            doc_->add_posting(prefix_ + t.text, first, wdf);
+            if (IsStemmable(t.text)) doc_->add_term("Z" + prefix_ + StemOf(t.text), wdf);
+          }
+          for (const std::string& part : t.parts) Word(part, ++pos_, wdf);
+          break;
+        }
+        case TextToken::Kind::kCjk:
+          for (size_t i = 0; i < t.parts.size(); ++i) {
+            ++pos_;
+            doc_->add_posting(prefix_ + t.parts[i], pos_, wdf);
+            if (i + 1 < t.parts.size()) {
+              doc_->add_posting(prefix_ + t.parts[i] + t.parts[i + 1], pos_, wdf);
+            }
+          }
+          break;
+      }
+    });
+  }
+
+ private:
+  void Word(const std::string& word, Xapian::termpos pos, Xapian::termcount wdf) {
+    doc_->add_posting(prefix_ + word, pos, wdf);
+    if (IsStemmable(word)) doc_->add_term("Z" + prefix_ + StemOf(word), wdf);
+  }
+
+  Xapian::Document* doc_;
+  const std::string prefix_;
+  Xapian::termpos pos_ = 0;
+};
+
+// SectionWdf is the weight per occurrence of a body or comment section of `kind`.
+Xapian::termcount SectionWdf(SectionKind kind, bool comment) {
+  const TextWeights& w = kTextWeights;
+  switch (kind) {
+    case SectionKind::kProse: return comment ? w.comment_prose : w.body_prose;
+    case SectionKind::kException: return comment ? w.comment_prose : w.body_prose;
+    case SectionKind::kCode: return w.code;
+    case SectionKind::kLog: return w.log;
+    case SectionKind::kEnvironment: return w.environment;
+    case SectionKind::kTemplate: return w.template_text;
+  }
+  return w.code;
+}
+
+void AddSections(absl::string_view text, bool comment, TextIndexer* indexer) {
+  bool first = true;
+  for (const Section& s : SplitSections(text)) {
+    if (!first) indexer->Gap(1);  // no phrase across two sections
+    first = false;
+    indexer->Add(text.substr(s.begin, s.end - s.begin), SectionWdf(s.kind, comment));
+  }
+}
+
+// Term returns the query term of a lower-case word: its stem (all its forms) when `stem`.
+Xapian::Query WordTerm(const std::string& word, const std::string& prefix, bool stem) {
+  if (stem && IsStemmable(word)) return Xapian::Query("Z" + prefix + StemOf(word));
+  return Xapian::Query(prefix + word);
+}
+
+// Phrase is the phrase of `terms` in order. The terms are (re)built with their query positions
+// 1, 2, …: Xapian orders a query's terms by position, and FieldScopeSource checks a phrase's
+// terms in that order.
+Xapian::Query Phrase(const std::vector<Xapian::Query>& terms) {
+  if (terms.size() == 1) return terms[0];
+  std::vector<Xapian::Query> placed;
+  Xapian::termpos pos = 0;
+  for (const Xapian::Query& t : terms) placed.push_back(Xapian::Query(*t.get_terms_begin(), 1, ++pos));
+  return Xapian::Query(Xapian::Query::OP_PHRASE, placed.begin(), placed.end(), placed.size());
+}
+
+// TokenQuery is the query of one token of unquoted text.
+Xapian::Query TokenQuery(const TextToken& t, const std::string& prefix) {
+  switch (t.kind) {
+    case TextToken::Kind::kWord:
+      return WordTerm(t.text, prefix, true);
+    case TextToken::Kind::kCompound: {
+      // The parts in sequence find `pin_memory`, `pin memory` and `PinMemory` alike; the whole
+      // form adds weight where the text has it exactly.
+      std::vector<Xapian::Query> parts;
+      for (const std::string& p : t.parts) parts.push_back(Xapian::Query(prefix + p));
+      Xapian::Query q = Phrase(std::move(parts));
+      if (t.text.empty()) return q;
+      return Xapian::Query(Xapian::Query::OP_AND_MAYBE, q,
+                           Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT,
+                                         Xapian::Query(prefix + t.text), kExactFormBoost));
+    }
+    case TextToken::Kind::kCjk: {
+      if (t.parts.size() == 1) return Xapian::Query(prefix + t.parts[0]);
+      std::vector<Xapian::Query> bigrams;
+      for (size_t i = 0; i + 1 < t.parts.size(); ++i) {
+        bigrams.push_back(Xapian::Query(prefix + t.parts[i] + t.parts[i + 1]));
+      }
+      return Phrase(std::move(bigrams));
+    }
+  }
+  return Xapian::Query();
+}
+
+}  // namespace
+
+void IndexIssueText(const v1::IssueWithComments& iwc, Xapian::Document* doc) {
   const v1::Issue& issue = iwc.issue();
-  gen->set_document(*doc);
-  // The title under its own prefix, for `in:title`; its wdf counts twice (the title boost).
-  gen->set_termpos(0);
-  gen->index_text(issue.title(), 2, kTitlePrefix);
+  // The title under its own prefix, for `in:title` and the title bonus of ranked queries.
+  TextIndexer title(doc, kTitlePrefix);
+  title.Add(issue.title(), 1);
   // All text once, unprefixed: title, body, comments, with a gap of positions between them so
-  // that a phrase never spans two.
-  gen->set_termpos(0);
-  gen->index_text(issue.title(), 2);
-  gen->increase_termpos();
+  // that a phrase never spans two; each section weighted by what it is.
+  TextIndexer all(doc, "");
+  all.Add(issue.title(), kTextWeights.title);
+  all.Gap(kFieldGap);
   TextBounds bounds;
-  bounds.body = gen->get_termpos() + 1;
-  gen->index_text(issue.body(), 1);
-  gen->increase_termpos();
-  bounds.comments = gen->get_termpos() + 1;
+  bounds.body = all.pos() + 1;
+  AddSections(issue.body(), false, &all);
+  all.Gap(kFieldGap);
+  bounds.comments = all.pos() + 1;
   for (int i = 0; i < iwc.comments_size(); ++i) {
-    if (i > 0) gen->increase_termpos();
-    gen->index_text(iwc.comments(i).body(), 1);
+    if (i > 0) all.Gap(kFieldGap);
+    AddSections(iwc.comments(i).body(), true, &all);
   }
   doc->add_value(kTextBoundsSlot, EncodeTextBounds(bounds));
 }
 
-void IndexIssueText(const v1::IssueWithComments& iwc, Xapian::Document* doc) {
-  Xapian::TermGenerator gen = MakeTextTermGenerator();
-  IndexIssueText(iwc, doc, &gen);
+absl::StatusOr<Xapian::Query> TextQuery(absl::string_view text, bool phrase, TextField field,
+                                        const Xapian::Database& db) {
+  const std::string prefix = field == TextField::kTitle ? kTitlePrefix : "";
+  std::vector<TextToken> tokens = Tokens(text);
+  if (tokens.empty()) return Xapian::Query();
+  if (phrase) {
+    // Every position in order: words unstemmed, compounds as their parts, CJK by character.
+    std::vector<Xapian::Query> terms;
+    for (const TextToken& t : tokens) {
+      if (t.kind == TextToken::Kind::kWord) {
+        terms.push_back(Xapian::Query(prefix + t.text));
+      } else {
+        for (const std::string& p : t.parts) terms.push_back(Xapian::Query(prefix + p));
+      }
+    }
+    return Phrase(std::move(terms));
+  }
+  // A trailing '*' makes the last word a wildcard over the words it starts.
+  const bool wildcard = !text.empty() && text.back() == '*' && tokens.back().end == text.size() - 1;
+  std::vector<Xapian::Query> parts;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const TextToken& t = tokens[i];
+    if (wildcard && i + 1 == tokens.size()) {
+      const std::string stem = t.kind == TextToken::Kind::kCompound && !t.text.empty()
+                                   ? t.text
+                                   : t.parts.back();
+      parts.push_back(Xapian::Query(Xapian::Query::OP_WILDCARD, prefix + stem,
+                                    kMaxWildcardTerms, Xapian::Query::WILDCARD_LIMIT_MOST_FREQUENT));
+      continue;
+    }
+    parts.push_back(TokenQuery(t, prefix));
+  }
+  (void)db;
+  if (parts.size() == 1) return parts[0];
+  return Xapian::Query(Xapian::Query::OP_AND, parts.begin(), parts.end());
 }
 
-void ConfigureTextParser(TextField field, Xapian::QueryParser* parser) {
-  parser->set_stemmer(Xapian::Stem("english"));
-  parser->set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
-  if (field == TextField::kTitle) parser->add_prefix("", kTitlePrefix);
+std::vector<std::pair<std::string, Xapian::Query>> TitleBonusParts(
+    const std::vector<std::string>& words) {
+  std::vector<std::pair<std::string, Xapian::Query>> parts;
+  auto scaled = [](Xapian::Query q, double factor) {
+    return Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, q, factor);
+  };
+  for (const std::string& w : words) {
+    for (const TextToken& t : Tokens(w)) {
+      const std::vector<std::string>& pieces =
+          t.kind == TextToken::Kind::kWord ? std::vector<std::string>{t.text} : t.parts;
+      for (const std::string& p : pieces) {
+        parts.emplace_back(absl::StrCat("title \"", p, "\""),
+                           scaled(WordTerm(p, kTitlePrefix, true), kTitleBoost));
+      }
+    }
+  }
+  return parts;
 }
 
-unsigned TextParseFlags() {
-  return Xapian::QueryParser::FLAG_PHRASE | Xapian::QueryParser::FLAG_CJK_NGRAM |
-         Xapian::QueryParser::FLAG_WILDCARD;
+Xapian::Query TitleBonusQuery(const std::vector<std::string>& words) {
+  std::vector<Xapian::Query> terms;
+  for (const std::string& w : words) {
+    for (const TextToken& t : Tokens(w)) {
+      if (t.kind == TextToken::Kind::kWord) {
+        terms.push_back(WordTerm(t.text, kTitlePrefix, true));
+      } else {
+        for (const std::string& p : t.parts) {
+          terms.push_back(WordTerm(p, kTitlePrefix, true));
+        }
+      }
+    }
+  }
+  if (terms.empty()) return Xapian::Query();
+  Xapian::Query bonus(Xapian::Query::OP_OR, terms.begin(), terms.end());
+  // (No title phrase here: Xapian 1.4 defers positional checks, and a phrase on the optional
+  // side of OP_AND_MAYBE let pruned passes drop or repeat documents; see match_split_test.)
+  return Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, bonus, kTitleBoost);
 }
 
 Xapian::Query ScopeToField(const Xapian::Query& text, TextField field,

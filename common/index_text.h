@@ -1,23 +1,26 @@
 // The free-text part of the index schema: how the indexer turns an issue's title, body and
-// comments into Xapian terms, and how the search service parses free text so that its terms
-// match. Both sides call these functions, so the two can never drift apart.
+// comments into Xapian terms, and how the search service turns free text into a query whose
+// terms match. Both sides call these functions, so the two can never drift apart.
 //
-// Scheme "unprefixed-1" (kTextScheme; measured in docs/BENCHMARKS.md, "Free-text term
-// scheme"): the title, the body and every comment are indexed ONCE, unprefixed, into one
-// positional posting list per word, in that order, with a gap of positions between the fields
-// and between comments so that a phrase never spans two of them; the title's wdf counts twice
-// (the title boost). English stemming STEM_SOME: an unstemmed positional term plus a "Z" stem
-// per word, so exact forms, wildcards on surface forms and stems all work. So a plain word is
-// one posting list (its total is its term frequency) and a phrase checks one position list per
-// word. The title is indexed a second time under kTitlePrefix (titles are short) so that
-// `in:title` is a posting list of its own. `in:body` and `in:comments` are the all-text query
-// with every word, phrase and wildcard checked against the document's field bounds (the first
-// body and first comment positions, kept in kTextBoundsSlot): ScopeToField.
+// Scheme "sections-2" (kTextScheme; docs/RELEVANCE.md measures it):
+// - Tokens (common/text_tokens.h): identifiers are kept whole and as their parts at
+//   consecutive positions (`pin_memory` at p, `pin` at p, `memory` at p+1), so `pin memory`,
+//   `pin_memory` and `pin_memory()` all find it and the exact form weighs more; CJK text as
+//   characters and bigrams. English stems ("Z" terms, no positions) for words of letters.
+// - Sections (common/issue_sections.h): each part of a body or comment is indexed with the
+//   weight (wdf per occurrence, kTextWeights) of what it is: the author's prose above code and
+//   logs, environment dumps and template text with weight 0 (found, but adding nothing to a
+//   score).
+// - One unprefixed positional posting list per word over title, body and comments, with a gap
+//   of positions between fields, comments and sections so that a phrase never spans two; the
+//   title again under kTitlePrefix ("S") for `in:title` and for the title bonus of ranked
+//   queries (TitleBonusQuery). `in:body` and `in:comments` are the all-text query with every
+//   word, phrase and wildcard checked against the document's field bounds (kTextBoundsSlot):
+//   ScopeToField.
 //
-// Until "unprefixed-1" each field had its own prefixed terms (XB body, XC comments), so a plain
-// word was the OR of three posting lists. Each shard records its scheme (kTextSchemeKey); a
-// shard of another scheme is rebuilt from the stored issues by the indexer's background re-tag
-// pass or `issuescope reindex`, and the search service warns about it meanwhile.
+// Earlier schemes ("unprefixed-1": Xapian's TermGenerator, no sections; before it, prefixed
+// fields) are rebuilt from the stored issues by the indexer's background re-tag pass or
+// `issuescope reindex`; the search service warns about an index of another scheme meanwhile.
 //
 // Stateless; thread-safe.
 #pragma once
@@ -25,6 +28,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 #include "issuescope/v1/model.pb.h"
 #include "xapian.h"
@@ -34,28 +42,50 @@ namespace issuescope::index {
 // TextField names the part of an issue a piece of free text is searched in.
 enum class TextField { kAll, kTitle, kBody, kComments };
 
+// TextWeights are the wdf per occurrence of each part of an issue in the all-text terms.
+struct TextWeights {
+  Xapian::termcount title = 4;
+  Xapian::termcount body_prose = 2;     // also a body's exception lines
+  Xapian::termcount comment_prose = 1;  // also a comment's exception lines
+  Xapian::termcount code = 1;
+  Xapian::termcount log = 1;
+  Xapian::termcount environment = 0;
+  Xapian::termcount template_text = 0;
+};
+inline constexpr TextWeights kTextWeights;
+
+// kFieldGap is the gap of positions between title, body and each comment.
+inline constexpr Xapian::termpos kFieldGap = 100;
+// kExactFormBoost scales the whole-identifier term of a compound query token.
+inline constexpr double kExactFormBoost = 0.5;
+// kTitleBoost scales the title bonus of ranked queries.
+inline constexpr double kTitleBoost = 1.0;
+// kMaxWildcardTerms bounds the words a wildcard expands to (the most frequent).
+inline constexpr Xapian::termcount kMaxWildcardTerms = 200;
+
 // IndexIssueText adds the free-text terms (and positions) of `issue` to `doc`, and its field
 // bounds to kTextBoundsSlot.
 void IndexIssueText(const v1::IssueWithComments& issue, Xapian::Document* doc);
 
-// IndexIssueText is the same with a caller-owned TermGenerator, reused across documents by
-// bulk indexers (it saves building a stemmer per document). `gen` must come from
-// MakeTextTermGenerator; its document is replaced.
-void IndexIssueText(const v1::IssueWithComments& issue, Xapian::Document* doc,
-                    Xapian::TermGenerator* gen);
+// TextQuery is the query of one free-text atom of a search: an unquoted word as the user typed
+// it (`kv`, `pin_memory()`, `RuntimeError`, `torch==2.1.0`, `内存不足`, `tokeni*`), or with
+// `phrase` the words of a quoted phrase. Unquoted words match all their forms (stems); a
+// compound matches its parts in sequence (and weighs more where the text has the exact form);
+// a phrase matches exactly. kTitle searches the title terms, every other field the all-text
+// terms (kBody and kComments then need ScopeToField). An empty query when the text holds no
+// word.
+absl::StatusOr<Xapian::Query> TextQuery(absl::string_view text, bool phrase, TextField field,
+                                        const Xapian::Database& db);
 
-// MakeTextTermGenerator returns a TermGenerator configured as IndexIssueText needs (stemmer,
-// stemming strategy, CJK n-grams). Not thread-safe: one per thread.
-Xapian::TermGenerator MakeTextTermGenerator();
+// TitleBonusQuery is the bonus a ranked query adds (OP_AND_MAYBE) for its words in the title:
+// each word's title term (stemmed), scaled by kTitleBoost. `words` are the unquoted free-text
+// atoms of the query. Empty when there are none.
+Xapian::Query TitleBonusQuery(const std::vector<std::string>& words);
 
-// ConfigureTextParser sets stemmer, stemming strategy and field prefix of `parser` so that text
-// parsed with TextParseFlags() matches what IndexIssueText indexed: kTitle searches the title
-// terms; every other field the all-text terms (kBody and kComments then need ScopeToField).
-void ConfigureTextParser(TextField field, Xapian::QueryParser* parser);
-
-// TextParseFlags are the Xapian::QueryParser flags for free text (phrases, CJK n-grams,
-// wildcards).
-unsigned TextParseFlags();
+// TitleBonusParts are the parts of TitleBonusQuery(words), each scaled as in it, labelled for
+// explanations (`title "kv"`); their weights add up to the bonus's.
+std::vector<std::pair<std::string, Xapian::Query>> TitleBonusParts(
+    const std::vector<std::string>& words);
 
 // ScopeToField restricts `text`, a query parsed for TextField::kAll, to the body or the
 // comments (`field`; kAll and kTitle return `text` unchanged): each term, phrase and wildcard

@@ -154,7 +154,15 @@ void RankingWeight::init(double factor) {
   if (ratio < 2) ratio = ratio * 0.5 + 1;
   const double wqf = get_wqf();
   termweight_ = std::log(ratio) * factor * ((k3 + 1) * wqf / (k3 + wqf)) * (k1 + 1);
-  for (Xapian::termcount wdf = 0; wdf < kTable; ++wdf) table_[wdf] = Part(wdf);
+  for (Xapian::termcount wdf = 0; wdf < kTable; ++wdf) table_[wdf] = Quantized(Part(wdf));
+}
+
+// Weights are multiples of 2^-20, so that adding a document's parts gives the same score in any
+// order: Xapian's matcher regroups the sum as it prunes (an OR decays to AND_MAYBE, …), and a
+// split search (search/match_split.h) must rank exactly as one pass, ties included.
+double RankingWeight::Quantized(double w) {
+  constexpr double kScale = 1 << 20;
+  return std::round(w * kScale) / kScale;
 }
 
 double RankingWeight::Part(Xapian::termcount wdf) const {
@@ -165,10 +173,12 @@ double RankingWeight::Part(Xapian::termcount wdf) const {
 
 double RankingWeight::get_sumpart(Xapian::termcount wdf, Xapian::termcount /*doclen*/,
                                   Xapian::termcount /*uniqterms*/) const {
-  return wdf < kTable ? table_[wdf] : Part(wdf);
+  return wdf < kTable ? table_[wdf] : Quantized(Part(wdf));
 }
 
-double RankingWeight::get_maxpart() const { return Part(get_wdf_upper_bound()); }
+double RankingWeight::get_maxpart() const {
+  return Quantized(Part(get_wdf_upper_bound())) + 1.0 / (1 << 20);
+}
 
 double RankingWeight::get_sumextra(Xapian::termcount /*doclen*/,
                                    Xapian::termcount /*uniqterms*/) const {
@@ -176,6 +186,40 @@ double RankingWeight::get_sumextra(Xapian::termcount /*doclen*/,
 }
 
 double RankingWeight::get_maxextra() const { return 0; }
+
+void Explain(const Xapian::Database& db,
+             const std::vector<std::pair<std::string, Xapian::Query>>& parts,
+             const Xapian::Document& doc, v1::SearchHit* hit) {
+  // The document's unique term restricts each part to it; the part's weight there is its
+  // share of the score (Xapian adds the weights of OR'ed, AND'ed and AND_MAYBE'd parts).
+  std::string id_term;
+  for (Xapian::TermIterator t = doc.termlist_begin(); t != doc.termlist_end(); ++t) {
+    if ((*t)[0] == index::kIdPrefix[0]) {
+      id_term = *t;
+      break;
+    }
+  }
+  if (id_term.empty()) return;
+  std::vector<v1::ScorePart> out;
+  for (const auto& [label, query] : parts) {
+    Xapian::Enquire enquire(db);
+    enquire.set_query(Xapian::Query(Xapian::Query::OP_FILTER, query, Xapian::Query(id_term)));
+    enquire.set_weighting_scheme(RankingWeight());
+    const Xapian::MSet mset = enquire.get_mset(0, 1);
+    if (mset.empty() || mset.begin().get_weight() <= 0) continue;
+    v1::ScorePart part;
+    part.set_part(label);
+    part.set_weight(mset.begin().get_weight());
+    for (Xapian::TermIterator t = query.get_unique_terms_begin();
+         t != query.get_unique_terms_end(); ++t) {
+      part.add_terms(*t);
+    }
+    out.push_back(std::move(part));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const v1::ScorePart& a, const v1::ScorePart& b) { return a.weight() > b.weight(); });
+  for (v1::ScorePart& p : out) *hit->add_explain() = std::move(p);
+}
 
 void FillHit(const v1::IssueWithComments& iwc, v1::SearchHit* hit) {
   const v1::Issue& issue = iwc.issue();
@@ -579,8 +623,8 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
   // Materialise the page's hits: read each document, fill the hit, cut its snippet. With a
   // split, each part does its own candidates on its own thread (its handle, its MSet: Xapian
   // objects are not shared between threads).
-  const std::vector<std::string> snippet_roots =
-      options.snippets && parsed.has_text ? SnippetRoots(parsed.query) : std::vector<std::string>();
+  const SnippetTerms snippet_terms =
+      options.snippets && parsed.has_text ? SnippetTermsOf(parsed.query) : SnippetTerms();
   const size_t shown = std::min(candidates.size(), static_cast<size_t>(options.size));
   struct Shown {
     v1::SearchHit hit;
@@ -600,8 +644,10 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
     FillHit(*iwc, &hit);
     hit.set_score(parsed.has_text ? candidate.it.get_weight() : 0.0);
     if (options.snippets) {
-      hit.set_snippet(MakeSnippet(*candidate.mset, parsed.has_text, *iwc, options.snippet_bytes,
-                                  snippet_roots));
+      hit.set_snippet(MakeSnippet(snippet_terms, parsed.has_text, *iwc, options.snippet_bytes));
+    }
+    if (options.explain && parsed.has_text) {
+      Explain(split.db(candidate.part), parts[candidate.part].explain_parts, doc, &hit);
     }
     if (by_value) {
       hits[k].sort_value = doc.get_value(slot);
@@ -611,7 +657,7 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
   bool merged = false;
   for (size_t k = 0; k < shown; ++k) merged = merged || candidates[k].part != 0;
   if (merged) {
-    // SnippetRoots above read part 0's query on this thread; only part i touches its objects
+    // SnippetTermsOf above read part 0's query on this thread; only part i touches its objects
     // below.
     split.Run([&](size_t i) {
       for (size_t k = 0; k < shown; ++k) {

@@ -45,6 +45,8 @@ struct PageOptions {
   bool snippets = true;
   // Length of snippets in bytes.
   size_t snippet_bytes = 200;
+  // Fill SearchHit.explain from ParsedQuery::explain_parts. Default: false.
+  bool explain = false;
 };
 
 // Page is one page of hits.
@@ -123,6 +125,8 @@ class RankingWeight : public Xapian::Weight {
   static constexpr Xapian::termcount kTable = 64;
   // Part is termweight · wdf / (k1 + wdf).
   double Part(Xapian::termcount wdf) const;
+  // Quantized rounds a weight to a multiple of 2^-20.
+  static double Quantized(double w);
   double termweight_ = 0;
   double table_[kTable] = {};
 };

@@ -56,19 +56,31 @@ class Lexer {
         i = name_end + 1;  // past ':'
         if (absl::Status s = ReadValues(&i, &token.values); !s.ok()) return s;
       } else {
+        // A word runs to white space or a quote. Parentheses inside a word belong to it, as
+        // in pasted code (`model.evaluate()`, `slow(caused`, `f(...)`): a '(' after the word's
+        // first character, and a ')' that closes one of those. A ')' with no '(' in the word
+        // closes a group.
         size_t end = i;
-        while (end < q_.size() && !IsSpace(q_[end]) && q_[end] != '(' && q_[end] != ')' &&
-               q_[end] != '"') {
+        int open = 0;
+        while (end < q_.size() && !IsSpace(q_[end]) && q_[end] != '"') {
+          if (q_[end] == '(') {
+            if (end == i) break;
+            ++open;
+          } else if (q_[end] == ')') {
+            if (open == 0) break;
+            --open;
+          }
           ++end;
         }
         token.text = std::string(q_.substr(i, end - i));
         i = end;
-        const std::string upper = absl::AsciiStrToUpper(token.text);
-        if (upper == "AND") {
+        // Operators are upper case, as GitHub's: a lower-case "and", "or" or "not" in pasted
+        // text is a word.
+        if (token.text == "AND") {
           token.kind = TokenKind::kAnd;
-        } else if (upper == "OR") {
+        } else if (token.text == "OR") {
           token.kind = TokenKind::kOr;
-        } else if (upper == "NOT") {
+        } else if (token.text == "NOT") {
           token.kind = TokenKind::kNot;
         } else {
           token.kind = TokenKind::kWord;

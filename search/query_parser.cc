@@ -13,9 +13,6 @@
 namespace issuescope::search {
 namespace {
 
-// Wildcards expand to at most this many terms (the most frequent ones).
-constexpr Xapian::termcount kMaxWildcardExpansion = 1000;
-
 // Clause is a parsed sub-expression.
 struct Clause {
   // The constraint; empty when the clause constrains nothing (e.g. `sort:`).
@@ -38,11 +35,9 @@ Xapian::Query Combine(Xapian::Query::op op, const std::vector<Xapian::Query>& qu
 // Parser is the recursive-descent parser over the tokens of one query.
 class Parser {
  public:
-  // Parser parses `tokens`; `text_parsers` holds one configured parser per TextField (in enum
-  // order); `db` expands the short forms of taxonomy qualifiers.
-  Parser(const std::vector<Token>& tokens, std::vector<Xapian::QueryParser>* text_parsers,
-         const Xapian::Database& db)
-      : tokens_(tokens), text_parsers_(text_parsers), db_(db) {}
+  // Parser parses `tokens`; `db` expands the short forms of taxonomy qualifiers.
+  Parser(const std::vector<Token>& tokens, const Xapian::Database& db, ParseOptions options)
+      : tokens_(tokens), db_(db), options_(options) {}
 
   absl::StatusOr<ParsedQuery> Run() {
     ParsedQuery parsed;
@@ -56,7 +51,20 @@ class Parser {
     parsed.match_all = clause->query.empty();
     parsed.query = parsed.match_all ? MatchAllFilter() : clause->query;
     parsed.has_text = clause->has_text;
+    parsed.relaxable = relaxable_;
     if (sort_) parsed.sort = *sort_;
+    // Ranked by relevance: the query's words in the title add a bonus (they decide nothing
+    // about which issues match).
+    if (parsed.has_text && !sort_ && !bonus_words_.empty()) {
+      Xapian::Query bonus = index::TitleBonusQuery(bonus_words_);
+      if (!bonus.empty()) {
+        parsed.query = Xapian::Query(Xapian::Query::OP_AND_MAYBE, parsed.query, bonus);
+        for (auto& part : index::TitleBonusParts(bonus_words_)) {
+          explain_parts_.push_back(std::move(part));
+        }
+      }
+    }
+    parsed.explain_parts = std::move(explain_parts_);
     return parsed;
   }
 
@@ -173,7 +181,10 @@ class Parser {
     if (!any) return NoTerm();
     Clause result;
     result.has_text = !text.empty();
-    if (!text.empty()) result.query = Combine(Xapian::Query::OP_AND, text);
+    if (text.size() >= 2) relaxable_ = true;
+    if (!text.empty()) {
+      result.query = Combine(options_.relax ? Xapian::Query::OP_OR : Xapian::Query::OP_AND, text);
+    }
     if (!filters.empty()) {
       Xapian::Query filter = Combine(Xapian::Query::OP_AND, filters);
       result.query = result.query.empty()
@@ -243,9 +254,10 @@ class Parser {
       case TokenKind::kQualifier:
         return Qualifier(t);
       case TokenKind::kWord:
-        return Text(t, t.text);
+        if (!t.text.empty() && t.text.back() != '*') bonus_words_.push_back(t.text);
+        return Text(t, t.text, false);
       case TokenKind::kPhrase:
-        return Text(t, absl::StrCat("\"", absl::StrReplaceAll(t.text, {{"\"", " "}}), "\""));
+        return Text(t, t.text, true);
       default:  // operators are handled by the callers
         return absl::InternalError(absl::StrCat("unexpected ", DescribeToken(t)));
     }
@@ -271,20 +283,22 @@ class Parser {
     return clause;
   }
 
-  absl::StatusOr<Clause> Text(const Token& t, const std::string& text) {
+  absl::StatusOr<Clause> Text(const Token& t, const std::string& text, bool phrase) {
     Clause clause;
     ++text_atoms_;
-    try {
-      std::vector<Xapian::Query> alternatives;
-      for (index::TextField field : scopes_.back()) {
-        Xapian::Query q = (*text_parsers_)[static_cast<size_t>(field)].parse_query(
-            text, index::TextParseFlags());
-        if (!q.empty()) alternatives.push_back(index::ScopeToField(q, field, db_));
+    std::vector<Xapian::Query> alternatives;
+    for (index::TextField field : scopes_.back()) {
+      absl::StatusOr<Xapian::Query> q = index::TextQuery(text, phrase, field, db_);
+      if (!q.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("cannot parse the text at column ",
+                                                       t.column, ": ", q.status().message()));
       }
-      if (!alternatives.empty()) clause.query = Combine(Xapian::Query::OP_OR, alternatives);
-    } catch (const Xapian::QueryParserError& e) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot parse the text at column ", t.column, ": ", e.get_msg()));
+      if (!q->empty()) alternatives.push_back(index::ScopeToField(*q, field, db_));
+    }
+    if (!alternatives.empty()) {
+      clause.query = Combine(Xapian::Query::OP_OR, alternatives);
+      explain_parts_.emplace_back(absl::StrCat(phrase ? "phrase \"" : "text \"", text, "\""),
+                                  clause.query);
     }
     if (clause.query.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -296,8 +310,12 @@ class Parser {
   }
 
   const std::vector<Token>& tokens_;
-  std::vector<Xapian::QueryParser>* text_parsers_;
   const Xapian::Database& db_;
+  const ParseOptions options_;
+  bool relaxable_ = false;
+  std::vector<std::pair<std::string, Xapian::Query>> explain_parts_;
+  // Unquoted words of the query, for the title bonus.
+  std::vector<std::string> bonus_words_;
   // Text fields of the enclosing AND-groups, innermost last.
   std::vector<std::vector<index::TextField>> scopes_;
   // Free-text atoms parsed so far, and the column of the last `in:` seen.
@@ -312,7 +330,8 @@ class Parser {
 
 QueryParser::QueryParser(const Xapian::Database& db) : db_(db) {}
 
-absl::StatusOr<ParsedQuery> QueryParser::Parse(absl::string_view query) const {
+absl::StatusOr<ParsedQuery> QueryParser::Parse(absl::string_view query,
+                                               ParseOptions options) const {
   if (query.size() > kMaxQueryBytes) {
     return absl::InvalidArgumentError(absl::StrCat("query is ", query.size(),
                                                    " bytes long; at most ", kMaxQueryBytes,
@@ -327,19 +346,7 @@ absl::StatusOr<ParsedQuery> QueryParser::Parse(absl::string_view query) const {
       parsed.match_all = true;
       return parsed;
     }
-    // One text parser per TextField, in enum order.
-    std::vector<Xapian::QueryParser> text_parsers(4);
-    const index::TextField fields[] = {index::TextField::kAll, index::TextField::kTitle,
-                                       index::TextField::kBody, index::TextField::kComments};
-    for (index::TextField field : fields) {
-      Xapian::QueryParser& parser = text_parsers[static_cast<size_t>(field)];
-      index::ConfigureTextParser(field, &parser);
-      parser.set_default_op(Xapian::Query::OP_AND);
-      parser.set_database(db_);
-      parser.set_max_expansion(kMaxWildcardExpansion, Xapian::Query::WILDCARD_LIMIT_MOST_FREQUENT,
-                               Xapian::QueryParser::FLAG_WILDCARD);
-    }
-    return Parser(*tokens, &text_parsers, db_).Run();
+    return Parser(*tokens, db_, options).Run();
   } catch (const Xapian::Error& e) {
     return absl::InternalError(absl::StrCat("parsing the query failed: ", e.get_description()));
   }

@@ -1,11 +1,12 @@
 // QueryParser turns a query of the issuescope query language (docs/QUERY.md) into a Xapian
 // query. Its own recursive-descent parser handles the structure (OR, AND, NOT/-, parentheses)
 // and the qualifiers (search/qualifiers.h); each free-text atom (word, `prefix*`, "phrase",
-// CJK text) is parsed by Xapian::QueryParser with the English stemmer. Qualifiers are boolean
+// CJK text) becomes terms with common/index_text.h's TextQuery, the same tokens and stems the
+// indexer wrote; a ranked query adds the title bonus (TitleBonusQuery). Qualifiers are boolean
 // filters of weight 0, combined with the text through OP_FILTER / OP_AND_NOT, so scores stay the
 // BM25 weight of the text.
 //
-// Grammar (operators case-insensitive):
+// Grammar (operators upper case; `and`, `or`, `not` are words):
 //   query   := or_expr
 //   or_expr := and_expr ("OR" and_expr)*
 //   and_expr:= unary (["AND"] unary)*
@@ -22,6 +23,9 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -43,6 +47,21 @@ struct ParsedQuery {
   bool match_all = false;
   // The order asked for with `sort:`, or the default (relevance, not explicit).
   SortOrder sort;
+  // True when some AND-group joins two or more free-text atoms, so that the query can be
+  // relaxed (ParseOptions::relax) when no issue has all of them.
+  bool relaxable = false;
+  // The parts a hit's score is made of, labelled (`text "kv"`, `title "kv"`): each free-text
+  // atom's query and each part of the title bonus. SearchRequest.explain weighs each against
+  // the hit.
+  std::vector<std::pair<std::string, Xapian::Query>> explain_parts;
+};
+
+// ParseOptions change how a query is read.
+struct ParseOptions {
+  // The free-text atoms of each AND-group are joined by OR instead of AND (filters, phrases and
+  // negations stay as they are): issues with some of the words, ranked by how well they match.
+  // The searcher uses it when no issue has all the words. Default: false.
+  bool relax = false;
 };
 
 // QueryParser parses queries; see the file comment.
@@ -55,7 +74,7 @@ class QueryParser {
   // an unknown qualifier, an empty qualifier value, an unbalanced parenthesis or quote, a bad
   // date or `is:` value, a dangling operator, text with nothing searchable, or a query longer
   // than kMaxQueryBytes. Throws nothing.
-  absl::StatusOr<ParsedQuery> Parse(absl::string_view query) const;
+  absl::StatusOr<ParsedQuery> Parse(absl::string_view query, ParseOptions options = {}) const;
 
  private:
   const Xapian::Database& db_;

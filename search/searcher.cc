@@ -89,15 +89,24 @@ struct PartSpies {
 // ParseForParts parses `query` once per part of `split`, against the part's handle and on its
 // thread (Xapian's reference counts are not atomic: parts must not share Query objects).
 absl::StatusOr<std::vector<ParsedQuery>> ParseForParts(const MatchSplit& split,
-                                                       const std::string& query) {
+                                                       const std::string& query,
+                                                       ParseOptions options = {}) {
   std::vector<std::optional<absl::StatusOr<ParsedQuery>>> parsed(split.parts());
-  split.Run([&](size_t i) { parsed[i] = QueryParser(split.db(i)).Parse(query); });
+  split.Run([&](size_t i) { parsed[i] = QueryParser(split.db(i)).Parse(query, options); });
   std::vector<ParsedQuery> parts;
   for (std::optional<absl::StatusOr<ParsedQuery>>& part : parsed) {
     if (!part->ok()) return part->status();
     parts.push_back(*std::move(*part));
   }
   return parts;
+}
+
+// MatchesAny says whether `query` matches at least one document of `db`.
+bool MatchesAny(const Xapian::Database& db, const Xapian::Query& query) {
+  Xapian::Enquire enquire(db);
+  enquire.set_query(query);
+  enquire.set_weighting_scheme(Xapian::BoolWeight());
+  return enquire.get_mset(0, 1).size() > 0;
 }
 
 int MaxHandles(const std::string& path, int requested) {
@@ -289,6 +298,15 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   const MatchSplit split = Split(lease, &helpers);
   const Xapian::Database* db = &split.db(0);
   ASSIGN_OR_RETURN(std::vector<ParsedQuery> parts, ParseForParts(split, request.query()));
+  // No issue has every word (a paraphrase, a long title pasted as a query): rank the issues
+  // that have some of them instead, and say so.
+  bool relaxed = false;
+  if (parts[0].relaxable && !MatchesAny(*db, parts[0].query)) {
+    ParseOptions relax;
+    relax.relax = true;
+    ASSIGN_OR_RETURN(parts, ParseForParts(split, request.query(), relax));
+    relaxed = true;
+  }
   const ParsedQuery& parsed = parts[0];
 
   // Facets of a match-all query come from term frequencies, exact and cheap, when every
@@ -305,6 +323,7 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
                       : request.page_size() == 0 ? kDefaultPageSize
                                                  : request.page_size();
   page_options.snippet_bytes = kSnippetBytes;
+  page_options.explain = request.explain();
   page_options.count_total = !parsed.match_all;
   page_options.count_bound = options_.count_bound;
   // Facets of a query whose matches probably fit the bound (Xapian's estimate from term
@@ -323,6 +342,7 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   const bool total_exact = parsed.match_all || page.total_exact;
   response.set_total(total);
   response.set_total_exact(total_exact);
+  response.set_relaxed(relaxed);
   for (v1::SearchHit& hit : page.hits) *response.add_hits() = std::move(hit);
   if (page.next && !request.counts_only()) {
     response.set_next_page_token(EncodePageCursor(*page.next, fingerprint));

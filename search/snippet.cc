@@ -2,102 +2,129 @@
 
 #include <algorithm>
 
-#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "common/issue_sections.h"
+#include "common/text_tokens.h"
 
 namespace issuescope::search {
 namespace {
 
-// Comments searched for a match when the body has none (bounds the cost of long threads).
+// Comments searched for a match (bounds the cost of long threads).
 constexpr int kMaxCommentsForSnippet = 50;
-
-// No SNIPPET_BACKGROUND_MODEL (it looks up the frequency of every word of the text in every
-// shard: most of a ranked query's time at 20 hits) and no SNIPPET_EXHAUSTIVE (stop at the first
-// good enough passage): the passage is chosen by the query's terms alone.
-constexpr unsigned kSnippetFlags = Xapian::MSet::SNIPPET_CJK_NGRAM;
+// Matched words considered as the start of a window.
+constexpr size_t kMaxAnchors = 64;
 
 bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
-std::string Highlight(const Xapian::MSet& mset, const std::string& text, size_t length,
-                      unsigned extra_flags) {
-  // A stemmer per thread (Xapian::Stem keeps state while stemming; building one per call cost
-  // more than some snippets).
+std::string StemOf(const std::string& word) {
   thread_local const Xapian::Stem stemmer("english");
-  return mset.snippet(text, length, stemmer, kSnippetFlags | extra_flags, "<mark>", "</mark>",
-                      "…");
+  return stemmer(word);
 }
 
-// Windows tried around occurrences of a root before the whole text is highlighted.
-constexpr int kWindowAttempts = 3;
+// A Source is one text a snippet may come from, in order of preference.
+struct Source {
+  std::string text;  // plain text
+  int rank = 0;      // 0 prose, 1 exception/code/log, 2 environment/template
+};
 
-// IsWordByte says whether an ASCII byte belongs to a word as Xapian's term generator splits
-// text ("nccl_debug" is one word, so "nccl" inside it is no match).
-bool IsWordByte(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// RootAt returns the offset of the first occurrence at or after `from` of any of `roots` in
-// `lower` (the text lowercased) that starts a word and is not joined to more by '_' (ASCII
-// roots; a CJK root may start anywhere), 0 when there are no roots to check, npos when none
-// occurs.
-size_t RootAt(const std::string& lower, const std::vector<std::string>& roots, size_t from) {
-  if (roots.empty()) return 0;
-  size_t best = std::string::npos;
-  for (const std::string& root : roots) {
-    const bool ascii = (static_cast<unsigned char>(root[0]) & 0x80) == 0;
-    for (size_t at = lower.find(root, from); at != std::string::npos && at < best;
-         at = lower.find(root, at + 1)) {
-      const size_t end = at + root.size();
-      if (!ascii || ((at == 0 || !IsWordByte(lower[at - 1])) &&
-                     (end >= lower.size() || lower[end] != '_'))) {
-        best = at;
-        break;
-      }
+void AddSources(absl::string_view markdown, std::vector<Source>* out) {
+  for (const Section& s : SplitSections(markdown)) {
+    absl::string_view part = markdown.substr(s.begin, s.end - s.begin);
+    int rank = 0;
+    switch (s.kind) {
+      case SectionKind::kProse: rank = 0; break;
+      case SectionKind::kException:
+      case SectionKind::kCode:
+      case SectionKind::kLog: rank = 1; break;
+      case SectionKind::kEnvironment:
+      case SectionKind::kTemplate: rank = 2; break;
     }
+    std::string plain = PlainText(part);
+    if (!plain.empty()) out->push_back({std::move(plain), rank});
   }
-  return best;
 }
 
-// Around returns the part of `text` from about `before` bytes before `at` to about `after`
-// bytes after it, cut at UTF-8 character boundaries, and whether it was cut at each end.
-std::string Around(const std::string& text, size_t at, size_t before, size_t after,
-                   bool* cut_start, bool* cut_end) {
-  size_t begin = at > before ? at - before : 0;
-  size_t end = std::min(text.size(), at + after);
-  while (begin > 0 && IsContinuationByte(text[begin])) --begin;
-  while (end < text.size() && IsContinuationByte(text[end])) ++end;
-  *cut_start = begin > 0;
-  *cut_end = end < text.size();
-  return text.substr(begin, end - begin);
-}
+// Match is a matched word of a text: its bytes and the query term it matched.
+struct Match {
+  size_t begin, end;
+  std::string key;
+};
 
-// Passage highlights a match in `text` (`lower` is it lowercased), looking first only around
-// occurrences of a root (Xapian tokenises every byte it is given; a few hundred around a match
-// are enough for a snippet of `length`; an occurrence may still be no match, e.g. a word that
-// merely starts with the root), then in the whole text if that finds nothing.
-std::string Passage(const Xapian::MSet& mset, const std::string& text, const std::string& lower,
-                    size_t length, const std::vector<std::string>& roots) {
-  if (!roots.empty() && text.size() > 4 * length) {
-    size_t from = 0;
-    for (int attempt = 0; attempt < kWindowAttempts; ++attempt) {
-      const size_t at = RootAt(lower, roots, from);
-      if (at == std::string::npos) break;
-      bool cut_start = false, cut_end = false;
-      const std::string window = Around(text, at, length, 2 * length, &cut_start, &cut_end);
-      std::string snippet =
-          Highlight(mset, window, length, Xapian::MSet::SNIPPET_EMPTY_WITHOUT_MATCH);
-      if (!snippet.empty()) {
-        const std::string ellipsis = "…";
-        if (cut_start && snippet.rfind(ellipsis, 0) != 0) snippet = ellipsis + snippet;
-        if (cut_end && (snippet.size() < ellipsis.size() ||
-                        snippet.compare(snippet.size() - ellipsis.size(), ellipsis.size(),
-                                        ellipsis) != 0)) {
-          snippet += ellipsis;
+std::vector<Match> FindMatches(const std::string& text, const SnippetTerms& terms) {
+  std::vector<Match> out;
+  auto key_of = [&](const std::string& w) -> std::string {
+    if (terms.words.contains(w)) return w;
+    if (IsStemmable(w)) {
+      std::string stem = StemOf(w);
+      if (terms.stems.contains(stem)) return "Z" + stem;
+    }
+    for (const std::string& p : terms.wildcards) {
+      if (absl::StartsWith(w, p)) return "*" + p;
+    }
+    return "";
+  };
+  ForEachToken(text, [&](const TextToken& t) {
+    std::string key;
+    if (t.kind == TextToken::Kind::kCjk) {
+      for (size_t i = 0; i < t.parts.size() && key.empty(); ++i) {
+        if (i + 1 < t.parts.size() && terms.words.contains(t.parts[i] + t.parts[i + 1])) {
+          key = t.parts[i] + t.parts[i + 1];
+        } else if (t.parts.size() == 1 && terms.words.contains(t.parts[i])) {
+          key = t.parts[i];
         }
-        return snippet;
       }
-      from = at + 2 * length;  // past this window
+    } else {
+      if (!t.text.empty()) key = key_of(t.text);
+      for (size_t i = 0; i < t.parts.size() && key.empty(); ++i) key = key_of(t.parts[i]);
     }
-  }
-  return Highlight(mset, text, length, Xapian::MSet::SNIPPET_EMPTY_WITHOUT_MATCH);
+    if (!key.empty()) out.push_back({t.begin, t.end, std::move(key)});
+  });
+  return out;
 }
+
+// CutStart / CutEnd move a byte offset to a character (and, near it, a word) boundary.
+size_t CutStart(const std::string& text, size_t at) {
+  if (at == 0) return 0;
+  for (size_t i = at; i > 0 && at - i < 24; --i) {
+    if (text[i - 1] == ' ') return i;
+  }
+  while (at > 0 && IsContinuationByte(text[at])) --at;
+  return at;
+}
+
+size_t CutEnd(const std::string& text, size_t at) {
+  if (at >= text.size()) return text.size();
+  for (size_t i = at; i > 0 && at - i < 24; --i) {
+    if (text[i] == ' ') return i;
+  }
+  while (at < text.size() && IsContinuationByte(text[at])) ++at;
+  return at;
+}
+
+// Render returns text[begin, end) HTML-escaped with the matches inside marked.
+std::string Render(const std::string& text, size_t begin, size_t end,
+                   const std::vector<Match>& matches) {
+  std::string out;
+  if (begin > 0) out += "…";
+  size_t at = begin;
+  for (const Match& m : matches) {
+    if (m.begin < at || m.end > end) continue;
+    out += HtmlEscape(absl::string_view(text).substr(at, m.begin - at));
+    out += "<mark>";
+    out += HtmlEscape(absl::string_view(text).substr(m.begin, m.end - m.begin));
+    out += "</mark>";
+    at = m.end;
+  }
+  out += HtmlEscape(absl::string_view(text).substr(at, end - at));
+  if (end < text.size()) out += "…";
+  return out;
+}
+
+struct Window {
+  size_t distinct = 0;
+  int rank = 3;
+  size_t source = 0, begin = 0, end = 0;
+};
 
 }  // namespace
 
@@ -131,47 +158,79 @@ std::string LeadingExcerpt(absl::string_view text, size_t length) {
   return HtmlEscape(text.substr(0, cut)) + "…";
 }
 
-std::vector<std::string> SnippetRoots(const Xapian::Query& query) {
-  std::vector<std::string> roots;
-  for (Xapian::TermIterator t = query.get_unique_terms_begin();
-       t != query.get_unique_terms_end(); ++t) {
-    std::string term = *t;
+SnippetTerms SnippetTermsOf(const Xapian::Query& query) {
+  SnippetTerms terms;
+  for (Xapian::TermIterator t = query.get_unique_terms_begin(); t != query.get_unique_terms_end();
+       ++t) {
+    const std::string term = *t;
     if (term.empty()) continue;
     if (term[0] == 'Z') {
-      term.erase(0, 1);
-      if (!term.empty() && term.back() == 'i') term.pop_back();
-    } else if (term[0] >= 'A' && term[0] <= 'Z') {
-      continue;  // a prefixed term: a qualifier or a title-only word, not body or comment text
+      if (term.size() > 1 && !(term[1] >= 'A' && term[1] <= 'Z')) terms.stems.insert(term.substr(1));
+    } else if (!(term[0] >= 'A' && term[0] <= 'Z')) {
+      terms.words.insert(term);
     }
-    if (term.empty()) return {};  // a root matching everything: no pre-check
-    roots.push_back(std::move(term));
   }
-  // A wildcard is not among the terms; its pattern is not known here, so check nothing.
-  if (query.get_description().find("WILDCARD") != std::string::npos) return {};
-  return roots;
+  // Wildcards are not among the terms; their patterns are in the description:
+  // "WILDCARD SYNONYM tokeni".
+  const std::string d = query.get_description();
+  for (size_t at = d.find("WILDCARD "); at != std::string::npos; at = d.find("WILDCARD ", at + 1)) {
+    const size_t op_end = d.find(' ', at + 9);
+    if (op_end == std::string::npos) break;
+    size_t end = op_end + 1;
+    while (end < d.size() && d[end] != ')' && d[end] != ' ') ++end;
+    std::string pattern = d.substr(op_end + 1, end - op_end - 1);
+    if (!pattern.empty() && !(pattern[0] >= 'A' && pattern[0] <= 'Z')) {
+      terms.wildcards.push_back(std::move(pattern));
+    }
+  }
+  return terms;
 }
 
-std::string MakeSnippet(const Xapian::MSet& mset, bool has_text,
-                        const v1::IssueWithComments& issue, size_t length,
-                        const std::vector<std::string>& roots) {
-  const std::string& body = issue.issue().body();
-  if (!has_text) return LeadingExcerpt(body, length);
-  std::string snippet;
-  const std::string lower_body = roots.empty() ? std::string() : absl::AsciiStrToLower(body);
-  if (RootAt(lower_body, roots, 0) != std::string::npos) {
-    snippet = Passage(mset, body, lower_body, length, roots);
-    if (!snippet.empty()) return snippet;
+std::string MakeSnippet(const SnippetTerms& terms, bool has_text,
+                        const v1::IssueWithComments& issue, size_t length) {
+  std::vector<Source> sources;
+  AddSources(issue.issue().body(), &sources);
+  const size_t body_sources = sources.size();
+  if (has_text && !terms.empty()) {
+    int checked = 0;
+    for (const v1::Comment& comment : issue.comments()) {
+      if (comment.system() || ++checked > kMaxCommentsForSnippet) continue;
+      AddSources(comment.body(), &sources);
+    }
+    Window best;
+    std::vector<Match> best_matches;
+    // Better kinds of text first (prose over code and logs over dumps), then the window with
+    // the most distinct query words, then the earliest (the body before the comments).
+    for (size_t s = 0; s < sources.size(); ++s) {
+      const Source& src = sources[s];
+      if (best.distinct > 0 && src.rank >= best.rank && best.distinct >= terms.words.size() +
+                                                                         terms.stems.size()) {
+        continue;  // every word already in a window of a kind at least as good
+      }
+      if (best.distinct > 0 && src.rank > best.rank) continue;
+      std::vector<Match> matches = FindMatches(src.text, terms);
+      for (size_t a = 0; a < matches.size() && a < kMaxAnchors; ++a) {
+        const size_t from = matches[a].begin > length / 4 ? matches[a].begin - length / 4 : 0;
+        const size_t begin = CutStart(src.text, from);
+        const size_t end = CutEnd(src.text, begin + length);
+        absl::flat_hash_set<std::string> keys;
+        for (const Match& m : matches) {
+          if (m.begin >= begin && m.end <= end) keys.insert(m.key);
+        }
+        if (src.rank < best.rank || (src.rank == best.rank && keys.size() > best.distinct)) {
+          best = {keys.size(), src.rank, s, begin, end};
+          best_matches = matches;
+        }
+      }
+    }
+    if (best.distinct > 0) {
+      return Render(sources[best.source].text, best.begin, best.end, best_matches);
+    }
   }
-  int checked = 0;
-  for (const v1::Comment& comment : issue.comments()) {
-    if (comment.system() || ++checked > kMaxCommentsForSnippet) continue;
-    const std::string lower =
-        roots.empty() ? std::string() : absl::AsciiStrToLower(comment.body());
-    if (RootAt(lower, roots, 0) == std::string::npos) continue;
-    snippet = Passage(mset, comment.body(), lower, length, roots);
-    if (!snippet.empty()) return snippet;
+  for (size_t s = 0; s < body_sources; ++s) {
+    if (sources[s].rank == 0) return LeadingExcerpt(sources[s].text, length);
   }
-  return LeadingExcerpt(body, length);
+  return body_sources > 0 ? LeadingExcerpt(sources[0].text, length) : std::string();
 }
 
 }  // namespace issuescope::search

@@ -1,13 +1,21 @@
-// Snippets of search hits: a short, HTML-escaped excerpt of an issue with the matched terms
-// wrapped in <mark>…</mark>. Taken from the body, or from the first matching comment when the
-// body does not match, or the beginning of the body for queries without free text. Plain
-// functions; as thread-safe as the MSet they read (use it from one thread).
+// Snippets of search hits: a short excerpt of an issue as plain text (no Markdown syntax, no
+// template headings), HTML-escaped, with the matched words wrapped in <mark>…</mark>.
+//
+// Where from: the author's prose of the body (common/issue_sections.h), else the prose of the
+// first comments that match, else a matching exception line, code block or log, else an
+// environment dump; the window with the most distinct query words wins, the earliest on ties.
+// Queries without free text get the beginning of the body's prose. Words are matched with the
+// tokens of the index (common/text_tokens.h): a query for `pin memory` marks `pin_memory()`,
+// one for `crashes` marks `crash` and `crashed` (same stem).
+//
+// Plain functions; thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
 #include "issuescope/v1/model.pb.h"
 #include "xapian.h"
@@ -21,17 +29,24 @@ std::string HtmlEscape(absl::string_view text);
 // and a UTF-8 character boundary, "…" appended when cut), HTML-escaped.
 std::string LeadingExcerpt(absl::string_view text, size_t length);
 
-// SnippetRoots are lower-case strings of which every text that can hold a match of `query`
-// contains at least one: the query's free-text terms, stems without a final 'i' (Porter turns
-// a final "y" into "i": happy -> happi), prefixed (boolean) terms left out. MakeSnippet skips
-// the body and comments that contain none of them without asking Xapian to find a passage.
-std::vector<std::string> SnippetRoots(const Xapian::Query& query);
+// SnippetTerms are what a word of a text must be to count as a match of a query.
+struct SnippetTerms {
+  // Unprefixed terms of the query: words, identifier wholes and parts, CJK characters/bigrams.
+  absl::flat_hash_set<std::string> words;
+  // Stems of the query's stemmed words ("Z" terms without the Z).
+  absl::flat_hash_set<std::string> stems;
+  // Patterns of the query's wildcards (a word starting with one matches).
+  std::vector<std::string> wildcards;
+  bool empty() const { return words.empty() && stems.empty() && wildcards.empty(); }
+};
 
-// MakeSnippet returns the snippet of `issue` for the query behind `mset` (has_text false: the
-// beginning of the body). `roots` (SnippetRoots of the query; empty: no pre-check) only saves
-// work: a text without any of them is not searched for a passage.
-std::string MakeSnippet(const Xapian::MSet& mset, bool has_text,
-                        const v1::IssueWithComments& issue, size_t length,
-                        const std::vector<std::string>& roots = {});
+// SnippetTermsOf collects the SnippetTerms of `query` (prefixed terms, i.e. qualifiers and the
+// title bonus, left out).
+SnippetTerms SnippetTermsOf(const Xapian::Query& query);
+
+// MakeSnippet returns the snippet of `issue`, about `length` bytes of text, for a query with
+// `terms` (has_text false: the beginning of the body's prose).
+std::string MakeSnippet(const SnippetTerms& terms, bool has_text,
+                        const v1::IssueWithComments& issue, size_t length);
 
 }  // namespace issuescope::search

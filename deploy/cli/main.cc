@@ -82,6 +82,8 @@ int main(int argc, char** argv) {
   search_cmd->add_option("--server", search.target.server, "search service HOST:PORT");
   search_cmd->add_option("--limit", search.limit, "hits to print")->capture_default_str();
   search_cmd->add_flag("--json", search.json, "one JSON object per hit per line");
+  search_cmd->add_flag("--explain", search.explain,
+                       "show what each hit's score is made of (words in the text, title bonus)");
   search_cmd->add_option("--facets", search.facets,
                          "facets to count: repo,label,state,type,kind,theme,subtheme,llm,"
                          "author,year,tracker")

@@ -132,11 +132,30 @@ void PrintFacets(const v1::SearchResponse& response, bool json) {
 void PrintHits(const v1::SearchResponse& response, bool json) {
   const bool tty = isatty(STDOUT_FILENO) != 0;
   if (json) {
-    for (const v1::SearchHit& hit : response.hits()) absl::PrintF("%s\n", HitToJson(hit));
+    for (const v1::SearchHit& hit : response.hits()) {
+      if (hit.explain().empty()) {
+        absl::PrintF("%s\n", HitToJson(hit));
+        continue;
+      }
+      nlohmann::ordered_json j = nlohmann::ordered_json::parse(HitToJson(hit));
+      nlohmann::ordered_json parts = nlohmann::ordered_json::array();
+      for (const v1::ScorePart& p : hit.explain()) {
+        parts.push_back({{"part", p.part()},
+                         {"weight", p.weight()},
+                         {"terms", std::vector<std::string>(p.terms().begin(), p.terms().end())}});
+      }
+      j["explain"] = parts;
+      absl::PrintF("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
     return;
   }
-  absl::PrintF("%s%d matching issues\n", response.total_exact() ? "" : "about ",
-               response.total());
+  if (response.relaxed()) {
+    absl::PrintF("no issue has every word; %s%d issues have some of them, best first\n",
+                 response.total_exact() ? "" : "about ", response.total());
+  } else {
+    absl::PrintF("%s%d matching issues\n", response.total_exact() ? "" : "about ",
+                 response.total());
+  }
   for (const v1::SearchHit& hit : response.hits()) {
     absl::PrintF("%s#%d  [%s]  %s", hit.repo(), hit.number(), IssueStateName(hit.state()),
                  hit.title());
@@ -144,6 +163,13 @@ void PrintHits(const v1::SearchResponse& response, bool json) {
     absl::PrintF("\n");
     if (!hit.snippet().empty()) {
       absl::PrintF("    %s\n", SnippetForTerminal(hit.snippet(), tty));
+    }
+    if (!hit.explain().empty()) {
+      std::vector<std::string> parts;
+      for (const v1::ScorePart& p : hit.explain()) {
+        parts.push_back(absl::StrFormat("%s %.2f", p.part(), p.weight()));
+      }
+      absl::PrintF("    score %.2f = %s\n", hit.score(), absl::StrJoin(parts, " + "));
     }
   }
 }
@@ -157,6 +183,7 @@ absl::Status RunSearch(const SearchCommandOptions& options) {
   req.set_page_size(options.limit);
   for (const std::string& facet : options.facets) req.add_facets(facet);
   req.set_facet_limit(options.facet_limit);
+  req.set_explain(options.explain);
   ASSIGN_OR_RETURN(v1::SearchResponse resp, SearchVia(options.target, req));
   if (!options.json) PrintFacets(resp, false);
   PrintHits(resp, options.json);

@@ -33,6 +33,8 @@ struct SearchCommandOptions {
   std::vector<std::string> facets;
   // Values printed per facet.
   int facet_limit = 10;
+  // Print what each hit's score is made of (SearchRequest.explain).
+  bool explain = false;
 };
 
 // RunSearch prints the hits of a query.

@@ -238,13 +238,16 @@ void HttpGateway::Search(const httplib::Request& req, httplib::Response& res) {
     if (absl::Status s = JsonToMessage(req.body, &request); !s.ok()) return SendError(res, s);
   } else {
     if (absl::Status s = CheckParams(req, {"q", "page_size", "page_token", "facets",
-                                           "facet_limit", "counts_only"});
+                                           "facet_limit", "counts_only", "explain"});
         !s.ok()) {
       return SendError(res, s);
     }
     auto counts_only = ParseBoolParam("counts_only", req.get_param_value("counts_only"));
     if (!counts_only.ok()) return SendError(res, counts_only.status());
     request.set_counts_only(*counts_only);
+    auto explain = ParseBoolParam("explain", req.get_param_value("explain"));
+    if (!explain.ok()) return SendError(res, explain.status());
+    request.set_explain(*explain);
     request.set_query(req.get_param_value("q"));
     request.set_page_token(req.get_param_value("page_token"));
     for (const std::string& f : SplitList(req.get_param_value("facets"))) request.add_facets(f);

@@ -79,13 +79,11 @@ class BulkIndexerTest : public ::testing::Test {
   std::set<int64_t> Matches(const std::string& index, index::TextField field,
                             const std::string& query) {
     Xapian::Database db = index::OpenIndexForReading(index);
-    Xapian::QueryParser parser;
-    index::ConfigureTextParser(field, &parser);
-    parser.set_database(db);
-    parser.set_default_op(Xapian::Query::OP_AND);
     Xapian::Enquire enquire(db);
-    enquire.set_query(
-        index::ScopeToField(parser.parse_query(query, index::TextParseFlags()), field, db));
+    const bool phrase = query.size() > 1 && query.front() == '"' && query.back() == '"';
+    enquire.set_query(index::ScopeToField(
+        *index::TextQuery(phrase ? query.substr(1, query.size() - 2) : query, phrase, field, db),
+        field, db));
     std::set<int64_t> numbers;
     for (Xapian::MSetIterator it = enquire.get_mset(0, 1000).begin(); it != Xapian::MSetIterator();
          ++it) {

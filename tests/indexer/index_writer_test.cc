@@ -367,10 +367,7 @@ TEST(IndexWriterTest, ReopenFromDiskKeepsDocumentsAndPositionsSearchable) {
   EXPECT_EQ(reader.get_termfreq(index::IdTerm(Slug("vllm/vllm"), 7)), 1u);
   Xapian::Enquire enquire(reader);
   // Free text is parsed as the search service does (common/index_text.h owns the scheme).
-  Xapian::QueryParser parser;
-  parser.set_database(reader);
-  index::ConfigureTextParser(index::TextField::kAll, &parser);
-  enquire.set_query(parser.parse_query("tokenizer", index::TextParseFlags()));
+  enquire.set_query(*index::TextQuery("tokenizer", false, index::TextField::kAll, reader));
   Xapian::MSet hits = enquire.get_mset(0, 10);
   ASSERT_EQ(hits.size(), 1u);
   EXPECT_EQ(reader.get_metadata("feed:s1"), "4");

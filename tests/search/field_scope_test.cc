@@ -3,6 +3,8 @@
 // field bounds. These cases pin the edges: a word in the title and comments but not the body, a
 // phrase that would span two fields or two comments, stems and wildcards inside a field, CJK,
 // negation, a document written without bounds, and a sharded database.
+#include <cstdlib>
+#include <iostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "common/index_schema.h"
 #include "common/index_text.h"
 #include "gtest/gtest.h"
+#include "search/query_parser.h"
 #include "tests/search/search_fixture.h"
 #include "xapian.h"
 
@@ -60,15 +63,16 @@ Xapian::WritableDatabase Build(const std::vector<IssueSpec>& specs) {
 }
 
 std::set<int64_t> Find(const Xapian::Database& db, TextField field, const std::string& text) {
-  Xapian::QueryParser parser;
-  ConfigureTextParser(field, &parser);
-  parser.set_database(db);
-  parser.set_default_op(Xapian::Query::OP_AND);
+  // As the search service parses it: the group's text scoped with `in:`.
+  static const char* const kNames[] = {"", "title", "body", "comments"};
+  const std::string query =
+      field == TextField::kAll ? text : "(" + text + ") in:" + kNames[static_cast<int>(field)];
+  absl::StatusOr<search::ParsedQuery> parsed = search::QueryParser(db).Parse(query);
+  EXPECT_TRUE(parsed.ok()) << query << ": " << parsed.status();
+  if (!parsed.ok()) return {};
   Xapian::Enquire enquire(db);
-  // The search service parses OR and negation itself; here Xapian's parser does.
-  const unsigned flags =
-      TextParseFlags() | Xapian::QueryParser::FLAG_BOOLEAN | Xapian::QueryParser::FLAG_LOVEHATE;
-  enquire.set_query(ScopeToField(parser.parse_query(text, flags), field, db));
+  enquire.set_query(parsed->query);
+  if (getenv("DEBUG_SCOPE")) std::cerr << query << " => " << parsed->query.get_description() << "\n";
   std::set<int64_t> numbers;
   Xapian::MSet mset = enquire.get_mset(0, 100);
   for (Xapian::MSetIterator it = mset.begin(); it != mset.end(); ++it) {

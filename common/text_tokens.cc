@@ -1,0 +1,198 @@
+#include "common/text_tokens.h"
+
+#include <cstdint>
+
+#include "absl/strings/ascii.h"
+#include "xapian.h"
+
+namespace issuescope {
+namespace {
+
+// Decode reads one UTF-8 code point at `at` into `cp` and returns its length (1 for an invalid
+// byte, which is then U+FFFD).
+size_t Decode(absl::string_view s, size_t at, uint32_t* cp) {
+  const auto b = static_cast<unsigned char>(s[at]);
+  if (b < 0x80) {
+    *cp = b;
+    return 1;
+  }
+  size_t len = (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : (b & 0xF8) == 0xF0 ? 4 : 0;
+  if (len == 0 || at + len > s.size()) {
+    *cp = 0xFFFD;
+    return 1;
+  }
+  uint32_t v = b & (0x7F >> len);
+  for (size_t k = 1; k < len; ++k) {
+    const auto c = static_cast<unsigned char>(s[at + k]);
+    if ((c & 0xC0) != 0x80) {
+      *cp = 0xFFFD;
+      return 1;
+    }
+    v = (v << 6) | (c & 0x3F);
+  }
+  *cp = v;
+  return len;
+}
+
+bool IsCjk(uint32_t cp) {
+  return (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+         (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xF900 && cp <= 0xFAFF) ||
+         (cp >= 0xAC00 && cp <= 0xD7AF) || (cp >= 0x20000 && cp <= 0x2FA1F);
+}
+
+// IsWordCp: ASCII letters and digits, and letters of other scripts (anything past Latin-1's
+// symbols that is not punctuation, a symbol block, CJK or an emoji).
+bool IsWordCp(uint32_t cp) {
+  if (cp < 0x80) return absl::ascii_isalnum(static_cast<unsigned char>(cp));
+  if (cp < 0xC0) return cp == 0xAA || cp == 0xB5 || cp == 0xBA;
+  if (cp == 0xD7 || cp == 0xF7) return false;
+  if (IsCjk(cp)) return false;
+  if (cp >= 0x2000 && cp <= 0x2BFF) return false;  // punctuation, arrows, symbols, boxes
+  if (cp >= 0x3000 && cp <= 0x303F) return false;  // CJK punctuation
+  if (cp >= 0xFE30 && cp <= 0xFE4F) return false;
+  if (cp >= 0xFF00 && cp <= 0xFFEF) {              // fullwidth: letters and digits only
+    return (cp >= 0xFF10 && cp <= 0xFF19) || (cp >= 0xFF21 && cp <= 0xFF3A) ||
+           (cp >= 0xFF41 && cp <= 0xFF5A);
+  }
+  if (cp == 0xFFFD) return false;
+  if (cp >= 0x1F000) return false;                 // emoji and pictographs
+  return true;
+}
+
+bool IsConnector(char c) { return c == '.' || c == '-' || c == '/' || c == '\''; }
+
+bool AsciiUpper(char c) { return c >= 'A' && c <= 'Z'; }
+bool AsciiLower(char c) { return c >= 'a' && c <= 'z'; }
+
+std::string LowerAny(absl::string_view s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) >= 0x80) return Xapian::Unicode::tolower(std::string(s));
+  }
+  return absl::AsciiStrToLower(s);
+}
+
+// SplitCamel appends the camel-case pieces of an alphanumeric segment: "RuntimeError" ->
+// Runtime, Error; "CUDAGraph" -> CUDA, Graph; "fp16", "h100", "llama3", "GPU" stay whole.
+void SplitCamel(absl::string_view seg, std::vector<std::string>* out) {
+  size_t start = 0;
+  for (size_t i = 1; i < seg.size(); ++i) {
+    const bool lower_to_upper = AsciiLower(seg[i - 1]) && AsciiUpper(seg[i]);
+    // "CUDAGraph": a capital that starts a lower-case word of two or more letters ends the
+    // acronym before it ("GPUs", "LLMs" stay whole).
+    const bool acronym_end = AsciiUpper(seg[i - 1]) && AsciiUpper(seg[i]) &&
+                             i + 2 < seg.size() && AsciiLower(seg[i + 1]) &&
+                             AsciiLower(seg[i + 2]);
+    if (lower_to_upper || acronym_end) {
+      out->push_back(LowerAny(seg.substr(start, i - start)));
+      start = i;
+    }
+  }
+  out->push_back(LowerAny(seg.substr(start)));
+}
+
+// Parts of a compound: split at every byte that is not part of a word (connectors and '_'),
+// then at camel-case humps.
+std::vector<std::string> PartsOf(absl::string_view whole) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i < whole.size()) {
+    const char c = whole[i];
+    if (c == '_' || c == ':' || IsConnector(c)) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < whole.size() && whole[j] != '_' && whole[j] != ':' && !IsConnector(whole[j])) ++j;
+    SplitCamel(whole.substr(i, j - i), &parts);
+    i = j;
+  }
+  std::vector<std::string> kept;
+  for (std::string& p : parts) {
+    if (!p.empty() && p.size() <= kMaxTermBytes) kept.push_back(std::move(p));
+  }
+  return kept;
+}
+
+}  // namespace
+
+bool IsStemmable(absl::string_view part) {
+  if (part.size() < 2) return false;
+  for (char c : part) {
+    if (!AsciiLower(c)) return false;
+  }
+  return true;
+}
+
+void ForEachToken(absl::string_view text, absl::FunctionRef<void(const TextToken&)> fn) {
+  size_t i = 0;
+  uint32_t cp = 0;
+  while (i < text.size()) {
+    size_t len = Decode(text, i, &cp);
+    if (IsCjk(cp)) {
+      TextToken t;
+      t.kind = TextToken::Kind::kCjk;
+      t.begin = i;
+      while (i < text.size()) {
+        len = Decode(text, i, &cp);
+        if (!IsCjk(cp)) break;
+        t.parts.emplace_back(text.substr(i, len));
+        i += len;
+      }
+      t.end = i;
+      t.text = std::string(text.substr(t.begin, t.end - t.begin));
+      fn(t);
+      continue;
+    }
+    if (!IsWordCp(cp) && cp != '_') {
+      i += len;
+      continue;
+    }
+    // A compound: word characters and '_', joined by connectors followed by a word character.
+    const size_t begin = i;
+    bool connected = false;
+    while (i < text.size()) {
+      len = Decode(text, i, &cp);
+      if (IsWordCp(cp) || cp == '_') {
+        connected = connected || cp == '_';
+        i += len;
+        continue;
+      }
+      size_t skip = 0;
+      if (cp < 0x80 && IsConnector(static_cast<char>(cp))) skip = 1;
+      if (cp == ':' && i + 1 < text.size() && text[i + 1] == ':') skip = 2;
+      if (skip == 0 || i + skip >= text.size()) break;
+      uint32_t next = 0;
+      Decode(text, i + skip, &next);
+      if (!IsWordCp(next)) break;
+      connected = true;
+      i += skip;
+    }
+    absl::string_view whole = text.substr(begin, i - begin);
+    // Underscores around a word ("__init__") are not part of it.
+    while (!whole.empty() && whole.back() == '_') whole.remove_suffix(1);
+    while (!whole.empty() && whole.front() == '_') whole.remove_prefix(1);
+    if (whole.empty()) continue;
+    TextToken t;
+    t.begin = begin;
+    t.end = i;
+    t.parts = PartsOf(whole);
+    if (t.parts.empty()) continue;
+    (void)connected;
+    if (t.parts.size() == 1) {  // a word ("__init__" is the word init)
+      t.kind = TextToken::Kind::kWord;
+      t.text = t.parts[0];
+    } else {
+      t.kind = TextToken::Kind::kCompound;
+      t.text = whole.size() <= kMaxTermBytes ? LowerAny(whole) : std::string();
+    }
+    fn(t);
+  }
+}
+
+std::vector<TextToken> Tokens(absl::string_view text) {
+  std::vector<TextToken> out;
+  ForEachToken(text, [&](const TextToken& t) { out.push_back(t); });
+  return out;
+}
+
+}  // namespace issuescope
