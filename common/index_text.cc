@@ -1,10 +1,12 @@
 #include "common/index_text.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/index_schema.h"
@@ -202,16 +204,24 @@ Xapian::Query Scoped(const Xapian::Query& q, std::vector<std::string> terms, boo
 // SurfaceForms returns the unstemmed terms of `db` whose English stem is `stem` (at most
 // kMaxScopedExpansion, the most frequent first).
 std::vector<std::string> SurfaceForms(const std::string& stem, const Xapian::Database& db) {
-  // One per thread: a Stem keeps state while stemming, and queries are parsed in parallel.
-  thread_local const Xapian::Stem stemmer("english");
   // A surface form starts with its stem, except where the stemmer turned a final 'y' into 'i'
-  // (happy -> happi) or dropped a final 'e' before adding one (argu: argue, argued).
+  // (happy -> happi) or dropped a final 'e' before adding one (argu: argue, argued), and
+  // British forms of an -iz- stem (optimis…: EnglishStem spells them the American way).
   std::string root = stem;
   if (!root.empty() && root.back() == 'i') root.pop_back();
+  std::vector<std::string> roots = {root};
+  if (const size_t iz = root.rfind("iz"); iz != std::string::npos) {
+    roots.push_back(root.substr(0, iz) + "is" + root.substr(iz + 2));
+  }
+  if (const size_t o = root.rfind("or"); o != std::string::npos && o + 2 == root.size()) {
+    roots.push_back(root.substr(0, o) + "our");
+  }
   std::vector<std::pair<Xapian::doccount, std::string>> forms;
-  for (Xapian::TermIterator t = db.allterms_begin(root); t != db.allterms_end(root); ++t) {
-    const std::string term = *t;
-    if (stemmer(term) == stem) forms.emplace_back(t.get_termfreq(), term);
+  for (const std::string& r : roots) {
+    for (Xapian::TermIterator t = db.allterms_begin(r); t != db.allterms_end(r); ++t) {
+      const std::string term = *t;
+      if (EnglishStem(term) == stem) forms.emplace_back(t.get_termfreq(), term);
+    }
   }
   std::sort(forms.begin(), forms.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   if (forms.size() > kMaxScopedExpansion) forms.resize(kMaxScopedExpansion);
@@ -309,41 +319,43 @@ namespace {
 
 // StemOf returns the English stem of a lower-case word (one stemmer per thread: Xapian::Stem
 // keeps state while stemming, and documents and queries are handled in parallel).
-std::string StemOf(const std::string& word) {
-  thread_local const Xapian::Stem stemmer("english");
-  return stemmer(word);
-}
+std::string StemOf(const std::string& word) { return EnglishStem(word); }
 
 // TextIndexer adds the terms of texts to one document, positions running on across calls.
+// Positions are added as they come; weights are summed per term and written once by Finish
+// (so that a document's weights can be normalised by its length).
 class TextIndexer {
  public:
   TextIndexer(Xapian::Document* doc, std::string prefix) : doc_(doc), prefix_(std::move(prefix)) {}
 
   Xapian::termpos pos() const { return pos_; }
   void Gap(Xapian::termpos n) { pos_ += n; }
+  // Weighed is the sum of the weights added (not counting `fixed` ones).
+  double weighed() const { return weighed_; }
 
-  // Add indexes `text` with `wdf` per occurrence (0: positions only, no weight).
-  void Add(absl::string_view text, Xapian::termcount wdf) {
+  // Add indexes `text` with `weight` per occurrence (0: positions only, no weight). `fixed`
+  // weights are not normalised by the document's length (the title's).
+  void Add(absl::string_view text, double weight, bool fixed = false) {
     ForEachToken(text, [&](const TextToken& t) {
       switch (t.kind) {
         case TextToken::Kind::kWord:
-          Word(t.text, ++pos_, wdf);
+          Word(t.text, ++pos_, weight, fixed);
           break;
         case TextToken::Kind::kCompound: {
           const Xapian::termpos first = pos_ + 1;
           if (!t.text.empty()) {
-            doc_->add_posting(prefix_ + t.text, first, wdf);
-            if (IsStemmable(t.text)) doc_->add_term("Z" + prefix_ + StemOf(t.text), wdf);
+            Posting(prefix_ + t.text, first, weight, fixed);
+            if (IsStemmable(t.text)) Weigh("Z" + prefix_ + StemOf(t.text), weight, fixed);
           }
-          for (const std::string& part : t.parts) Word(part, ++pos_, wdf);
+          for (const std::string& part : t.parts) Word(part, ++pos_, weight, fixed);
           break;
         }
         case TextToken::Kind::kCjk:
           for (size_t i = 0; i < t.parts.size(); ++i) {
             ++pos_;
-            doc_->add_posting(prefix_ + t.parts[i], pos_, wdf);
+            Posting(prefix_ + t.parts[i], pos_, weight, fixed);
             if (i + 1 < t.parts.size()) {
-              doc_->add_posting(prefix_ + t.parts[i] + t.parts[i + 1], pos_, wdf);
+              Posting(prefix_ + t.parts[i] + t.parts[i + 1], pos_, weight, fixed);
             }
           }
           break;
@@ -351,25 +363,56 @@ class TextIndexer {
     });
   }
 
+  // Finish writes each term's wdf: scale × (fixed weight + weight / norm), rounded, at least
+  // 1 for a term with any weight.
+  void Finish(double scale, double norm) {
+    for (const auto& [term, w] : weights_) {
+      const double v = scale * (w.fixed + w.normalised / norm);
+      if (v <= 0) continue;
+      doc_->add_term(term, std::max<Xapian::termcount>(1, static_cast<Xapian::termcount>(v + 0.5)));
+    }
+  }
+
  private:
-  void Word(const std::string& word, Xapian::termpos pos, Xapian::termcount wdf) {
-    doc_->add_posting(prefix_ + word, pos, wdf);
-    if (IsStemmable(word)) doc_->add_term("Z" + prefix_ + StemOf(word), wdf);
+  struct Weight {
+    double fixed = 0, normalised = 0;
+  };
+
+  void Posting(const std::string& term, Xapian::termpos pos, double weight, bool fixed) {
+    doc_->add_posting(term, pos, 0);
+    Weigh(term, weight, fixed);
+  }
+  void Weigh(const std::string& term, double weight, bool fixed) {
+    Weight& w = weights_[term];
+    if (weight <= 0) {
+      if (w.fixed == 0 && w.normalised == 0) doc_->add_term(term, 0);
+      return;
+    }
+    (fixed ? w.fixed : w.normalised) += weight;
+    if (!fixed) weighed_ += weight;
+  }
+  void Word(const std::string& word, Xapian::termpos pos, double weight, bool fixed) {
+    Posting(prefix_ + word, pos, weight, fixed);
+    if (IsStemmable(word)) Weigh("Z" + prefix_ + StemOf(word), weight, fixed);
   }
 
   Xapian::Document* doc_;
   const std::string prefix_;
   Xapian::termpos pos_ = 0;
+  double weighed_ = 0;
+  absl::flat_hash_map<std::string, Weight> weights_;
 };
 
 // SectionWdf is the weight per occurrence of a body or comment section of `kind`.
-Xapian::termcount SectionWdf(SectionKind kind, bool comment) {
+double SectionWdf(SectionKind kind, bool comment) {
   const TextWeights& w = kTextWeights;
+  static const double comment_prose = TuneValue("COMMENT", w.comment_prose),
+                      code = TuneValue("CODE", w.code), log = TuneValue("LOG", w.log);
   switch (kind) {
-    case SectionKind::kProse: return comment ? w.comment_prose : w.body_prose;
-    case SectionKind::kException: return comment ? w.comment_prose : w.body_prose;
-    case SectionKind::kCode: return w.code;
-    case SectionKind::kLog: return w.log;
+    case SectionKind::kProse: return comment ? comment_prose : w.body_prose;
+    case SectionKind::kException: return comment ? comment_prose : w.body_prose;
+    case SectionKind::kCode: return code;
+    case SectionKind::kLog: return log;
     case SectionKind::kEnvironment: return w.environment;
     case SectionKind::kTemplate: return w.template_text;
   }
@@ -432,15 +475,22 @@ Xapian::Query TokenQuery(const TextToken& t, const std::string& prefix) {
 
 }  // namespace
 
+double TuneValue(const char* name, double value) {
+  const char* v = std::getenv((std::string("ISSUESCOPE_TUNE_") + name).c_str());
+  return v == nullptr ? value : std::atof(v);
+}
+
 void IndexIssueText(const v1::IssueWithComments& iwc, Xapian::Document* doc) {
   const v1::Issue& issue = iwc.issue();
   // The title under its own prefix, for `in:title` and the title bonus of ranked queries.
   TextIndexer title(doc, kTitlePrefix);
-  title.Add(issue.title(), 1);
+  title.Add(issue.title(), 1, true);
+  title.Finish(1, 1);
   // All text once, unprefixed: title, body, comments, with a gap of positions between them so
   // that a phrase never spans two; each section weighted by what it is.
   TextIndexer all(doc, "");
-  all.Add(issue.title(), kTextWeights.title);
+  static const double title_weight = TuneValue("TITLE", kTextWeights.title);
+  all.Add(issue.title(), title_weight, true);
   all.Gap(kFieldGap);
   TextBounds bounds;
   bounds.body = all.pos() + 1;
@@ -451,6 +501,13 @@ void IndexIssueText(const v1::IssueWithComments& iwc, Xapian::Document* doc) {
     if (i > 0) all.Gap(kFieldGap);
     AddSections(iwc.comments(i).body(), true, &all);
   }
+  // Length normalisation at index time (BM25's b, with a fixed pivot): a word of a long thread
+  // weighs less than the same word in a short report, and the search reads no document length.
+  const TextWeights& w = kTextWeights;
+  static const double b = TuneValue("B", w.length_b), pivot = TuneValue("PIVOT", w.length_pivot),
+                      min_norm = TuneValue("MIN_NORM", w.min_norm);
+  const double norm = 1 - b + b * std::max(all.weighed(), 1.0) / pivot;
+  all.Finish(w.wdf_scale, std::max(norm, min_norm));
   doc->add_value(kTextBoundsSlot, EncodeTextBounds(bounds));
 }
 
@@ -527,7 +584,8 @@ Xapian::Query TitleBonusQuery(const std::vector<std::string>& words) {
   Xapian::Query bonus(Xapian::Query::OP_OR, terms.begin(), terms.end());
   // (No title phrase here: Xapian 1.4 defers positional checks, and a phrase on the optional
   // side of OP_AND_MAYBE let pruned passes drop or repeat documents; see match_split_test.)
-  return Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, bonus, kTitleBoost);
+  static const double boost = TuneValue("TITLE_BOOST", kTitleBoost);
+  return Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, bonus, boost);
 }
 
 Xapian::Query ScopeToField(const Xapian::Query& text, TextField field,

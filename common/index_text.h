@@ -42,17 +42,32 @@ namespace issuescope::index {
 // TextField names the part of an issue a piece of free text is searched in.
 enum class TextField { kAll, kTitle, kBody, kComments };
 
-// TextWeights are the wdf per occurrence of each part of an issue in the all-text terms.
+// TextWeights are the weights of each part of an issue in the all-text terms. A term's wdf is
+// wdf_scale × (title weight × its title occurrences + Σ section weight × occurrences / norm),
+// rounded (at least 1 when it has any weight), where norm = 1 − length_b + length_b × L /
+// length_pivot and L is the document's weighed length (Σ weights of its body and comment
+// words): BM25's length normalisation applied when indexing, so the search reads no lengths.
 struct TextWeights {
-  Xapian::termcount title = 4;
-  Xapian::termcount body_prose = 2;     // also a body's exception lines
-  Xapian::termcount comment_prose = 1;  // also a comment's exception lines
-  Xapian::termcount code = 1;
-  Xapian::termcount log = 1;
-  Xapian::termcount environment = 0;
-  Xapian::termcount template_text = 0;
+  double title = 8;
+  double body_prose = 2;     // also a body's exception lines
+  double comment_prose = 1;  // also a comment's exception lines
+  double code = 1;
+  double log = 1;
+  double environment = 0;    // found, but adding nothing to a score
+  double template_text = 0;
+  double wdf_scale = 4;
+  double length_b = 0.75;
+  double length_pivot = 600;
+  double min_norm = 0.5;
 };
 inline constexpr TextWeights kTextWeights;
+
+// kRankingK1 is BM25's k1 for the wdf of this scheme (search/pager.h, RankingWeight): how fast
+// repeated occurrences saturate, in units of wdf_scale.
+inline constexpr double kRankingK1 = 2;
+
+// TuneValue returns $ISSUESCOPE_TUNE_<name> when set (for tuning runs), else `value`.
+double TuneValue(const char* name, double value);
 
 // kFieldGap is the gap of positions between title, body and each comment.
 inline constexpr Xapian::termpos kFieldGap = 100;

@@ -106,7 +106,15 @@ const RE2& ExceptionRe() {
 }
 
 bool IsExceptionLine(absl::string_view line) {
-  return line.size() < 600 && RE2::FullMatch(Piece(line), ExceptionRe());
+  if (line.size() >= 600) return false;
+  // Cheap test first: every match names one of these.
+  if (!absl::StrContains(line, "Error") && !absl::StrContains(line, "Exception") &&
+      !absl::StrContains(line, "Exit") && !absl::StrContains(line, "Interrupt") &&
+      !absl::StrContains(line, "Fault") && !absl::StrContains(line, "fault") &&
+      !absl::StrContains(line, "Killed") && !absl::StrContains(line, "CUDA error")) {
+    return false;
+  }
+  return RE2::FullMatch(Piece(line), ExceptionRe());
 }
 
 const RE2& LogLineRe() {
@@ -115,7 +123,19 @@ const RE2& LogLineRe() {
   return *re;
 }
 
-bool IsLogLine(absl::string_view line) { return RE2::PartialMatch(Piece(line), LogLineRe()); }
+bool IsLogLine(absl::string_view line) {
+  // Cheap test first: a log line starts (after blanks) with a digit, '[', '(', '^', '~', '>',
+  // "File", "Traceback", "at ", "In"/"Out", or a level name in capitals.
+  absl::string_view s = absl::StripLeadingAsciiWhitespace(line);
+  if (s.empty()) return false;
+  const char c = s[0];
+  if (!(absl::ascii_isdigit(static_cast<unsigned char>(c)) || c == '[' || c == '(' || c == '^' ||
+        c == '~' || c == '>' || c == 'F' || c == 'T' || c == 'a' || c == 'I' || c == 'O' ||
+        c == 'W' || c == 'E' || c == 'D' || c == 'C')) {
+    return false;
+  }
+  return RE2::PartialMatch(Piece(line), LogLineRe());
+}
 
 const RE2& EnvLineRe() {
   static const RE2* re = new RE2(
@@ -124,6 +144,12 @@ const RE2& EnvLineRe() {
 }
 
 bool IsEnvLine(absl::string_view line) {
+  // Every environment line has a ':' (key: value) or a digit (a version).
+  if (line.find(':') == absl::string_view::npos &&
+      std::none_of(line.begin(), line.end(),
+                   [](char c) { return absl::ascii_isdigit(static_cast<unsigned char>(c)); })) {
+    return false;
+  }
   if (RE2::PartialMatch(Piece(line), EnvLineRe())) return true;
   // "[pip3] numpy==1.26.4", "[conda] torch 2.5.1", "numpy==1.24.0", "torch 2.1.0+cu121"
   static const RE2* pkg = new RE2(
@@ -134,10 +160,15 @@ bool IsEnvLine(absl::string_view line) {
 // ClassifyBlock decides what a fenced or <details> block is from its lines.
 SectionKind ClassifyBlock(const std::vector<absl::string_view>& lines, bool in_env) {
   if (in_env) return SectionKind::kEnvironment;
+  // The first lines decide (a long dump need not be read to the end).
+  constexpr size_t kSampled = 40;
   size_t env = 0, log = 0, nonblank = 0;
   for (absl::string_view l : lines) {
     if (Blank(l)) continue;
-    ++nonblank;
+    if (++nonblank > kSampled) {
+      nonblank = kSampled;
+      break;
+    }
     if (IsEnvLine(l)) ++env;
     if (IsLogLine(l) || IsExceptionLine(l)) ++log;
   }

@@ -1,5 +1,6 @@
 #include "common/text_tokens.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "absl/strings/ascii.h"
@@ -92,8 +93,9 @@ void SplitCamel(absl::string_view seg, std::vector<std::string>* out) {
 
 // Parts of a compound: split at every byte that is not part of a word (connectors and '_'),
 // then at camel-case humps.
-std::vector<std::string> PartsOf(absl::string_view whole) {
-  std::vector<std::string> parts;
+void PartsOf(absl::string_view whole, std::vector<std::string>* out) {
+  std::vector<std::string>& parts = *out;
+  parts.clear();
   size_t i = 0;
   while (i < whole.size()) {
     const char c = whole[i];
@@ -106,14 +108,60 @@ std::vector<std::string> PartsOf(absl::string_view whole) {
     SplitCamel(whole.substr(i, j - i), &parts);
     i = j;
   }
-  std::vector<std::string> kept;
-  for (std::string& p : parts) {
-    if (!p.empty() && p.size() <= kMaxTermBytes) kept.push_back(std::move(p));
-  }
-  return kept;
+  parts.erase(std::remove_if(parts.begin(), parts.end(),
+                             [](const std::string& p) {
+                               return p.empty() || p.size() > kMaxTermBytes;
+                             }),
+              parts.end());
 }
 
 }  // namespace
+
+namespace {
+
+bool EndsWith(const std::string& s, absl::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(),
+                                                suffix.data(), suffix.size()) == 0;
+}
+
+// American returns the American spelling of the British -ise/-isation/-our words common in
+// issues (optimise, normalisation, initialiser, behaviour); other words as they are.
+std::string American(const std::string& w) {
+  static const char* const kOur[] = {"behaviour", "colour", "favour", "flavour", "honour",
+                                     "labour", "neighbour", "rumour", "vapour"};
+  for (const char* our : kOur) {
+    const size_t n = std::char_traits<char>::length(our);
+    if (w.compare(0, n, our) == 0) return std::string(our, n - 3) + "or" + w.substr(n);
+  }
+  // -ise, -ised, -ises, -ising, -iser(s), -isation(s), -isable: "is" -> "iz" when at least
+  // four letters come before it, and not in words that are spelt -ise in American too.
+  static const char* const kSuffixes[] = {"isations", "isation", "isers", "iser", "ising",
+                                          "ised", "ises", "isable", "ise"};
+  static const char* const kKeep[] = {"advertis", "advis", "apprais", "chastis", "circumcis",
+                                      "comprom", "compris", "concis", "demis", "despis",
+                                      "devis", "disguis", "enfranchis", "enterpris", "excis",
+                                      "exercis", "expertis", "franchis", "improvis", "incis",
+                                      "merchandis", "otherwis", "precis", "premis", "promis",
+                                      "revis", "supervis", "surpris", "televis", "paradis",
+                                      "noise", "raise", "praise", "poise", "likewis", "clockwis"};
+  for (const char* suffix : kSuffixes) {
+    const size_t n = std::char_traits<char>::length(suffix);
+    if (!EndsWith(w, suffix) || w.size() < n + 4) continue;
+    const std::string head = w.substr(0, w.size() - n);
+    for (const char* keep : kKeep) {
+      if ((head + "is").rfind(keep, 0) == 0 || (head + "ise").rfind(keep, 0) == 0) return w;
+    }
+    return head + "iz" + std::string(suffix + 2);
+  }
+  return w;
+}
+
+}  // namespace
+
+std::string EnglishStem(const std::string& word) {
+  thread_local const Xapian::Stem stemmer("english");
+  return stemmer(American(word));
+}
 
 bool IsStemmable(absl::string_view part) {
   if (part.size() < 2) return false;
@@ -126,11 +174,12 @@ bool IsStemmable(absl::string_view part) {
 void ForEachToken(absl::string_view text, absl::FunctionRef<void(const TextToken&)> fn) {
   size_t i = 0;
   uint32_t cp = 0;
+  TextToken t;  // reused: its strings keep their capacity from token to token
   while (i < text.size()) {
     size_t len = Decode(text, i, &cp);
     if (IsCjk(cp)) {
-      TextToken t;
       t.kind = TextToken::Kind::kCjk;
+      t.parts.clear();
       t.begin = i;
       while (i < text.size()) {
         len = Decode(text, i, &cp);
@@ -139,7 +188,7 @@ void ForEachToken(absl::string_view text, absl::FunctionRef<void(const TextToken
         i += len;
       }
       t.end = i;
-      t.text = std::string(text.substr(t.begin, t.end - t.begin));
+      t.text.assign(text.data() + t.begin, t.end - t.begin);
       fn(t);
       continue;
     }
@@ -172,10 +221,9 @@ void ForEachToken(absl::string_view text, absl::FunctionRef<void(const TextToken
     while (!whole.empty() && whole.back() == '_') whole.remove_suffix(1);
     while (!whole.empty() && whole.front() == '_') whole.remove_prefix(1);
     if (whole.empty()) continue;
-    TextToken t;
     t.begin = begin;
     t.end = i;
-    t.parts = PartsOf(whole);
+    PartsOf(whole, &t.parts);
     if (t.parts.empty()) continue;
     (void)connected;
     if (t.parts.size() == 1) {  // a word ("__init__" is the word init)

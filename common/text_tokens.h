@@ -49,6 +49,12 @@ void ForEachToken(absl::string_view text, absl::FunctionRef<void(const TextToken
 // Tokens returns every token of `text` (tests and small texts).
 std::vector<TextToken> Tokens(absl::string_view text);
 
+// EnglishStem is the stem a word is found by: British spellings are first made American
+// (optimise/optimisation/optimiser -> optimize…, behaviour -> behavior, quantisation ->
+// quantization), then Xapian's English (Porter2) stemmer runs. `word` is lower-case and
+// IsStemmable. One stemmer per thread.
+std::string EnglishStem(const std::string& word);
+
 // IsStemmable says whether a lower-cased part is an English word worth stemming (ASCII letters
 // only, at least two of them).
 bool IsStemmable(absl::string_view part);

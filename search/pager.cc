@@ -10,6 +10,7 @@
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
 
+#include "common/index_text.h"
 #include "common/index_document.h"
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
@@ -145,7 +146,8 @@ RankingWeight* RankingWeight::unserialise(const std::string& /*serialised*/) con
 }
 
 void RankingWeight::init(double factor) {
-  constexpr double k1 = 1, k3 = 1;
+  static const double k1 = index::TuneValue("K1", index::kRankingK1);
+  constexpr double k3 = 1;
   // Robertson–Spärck Jones idf without relevance information, as Xapian's BM25Weight: a term
   // in more than half the documents would weigh less than nothing; ratios below 2 are mapped
   // into [1, 2) so that every term keeps a small positive weight.
@@ -166,7 +168,7 @@ double RankingWeight::Quantized(double w) {
 }
 
 double RankingWeight::Part(Xapian::termcount wdf) const {
-  constexpr double k1 = 1;
+  static const double k1 = index::TuneValue("K1", index::kRankingK1);
   const double w = wdf;
   return termweight_ * (w / (k1 + w));
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "common/issue_sections.h"
 #include "common/text_tokens.h"
@@ -16,10 +17,7 @@ constexpr size_t kMaxAnchors = 64;
 
 bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
-std::string StemOf(const std::string& word) {
-  thread_local const Xapian::Stem stemmer("english");
-  return stemmer(word);
-}
+std::string StemOf(const std::string& word) { return EnglishStem(word); }
 
 // A Source is one text a snippet may come from, in order of preference.
 struct Source {
@@ -27,9 +25,87 @@ struct Source {
   int rank = 0;      // 0 prose, 1 exception/code/log, 2 environment/template
 };
 
-void AddSources(absl::string_view markdown, std::vector<Source>* out) {
+// Roots are lower-case strings one of which every text holding a match contains: the query's
+// words, its stems without a final 'i' (happy -> happi) and, for -iz- stems, their British
+// spelling, and its wildcard patterns.
+std::vector<std::string> RootsOf(const SnippetTerms& terms) {
+  std::vector<std::string> roots(terms.words.begin(), terms.words.end());
+  for (std::string stem : terms.stems) {
+    if (!stem.empty() && stem.back() == 'i') stem.pop_back();
+    if (const size_t iz = stem.find("iz"); iz != std::string::npos) {
+      roots.push_back(stem.substr(0, iz) + "is");
+    }
+    if (const size_t o = stem.rfind("or"); o != std::string::npos && o + 2 == stem.size()) {
+      roots.push_back(stem.substr(0, o) + "our");
+    }
+    roots.push_back(stem.substr(0, std::min(stem.size(), stem.find("iz"))));
+  }
+  for (const std::string& w : terms.wildcards) roots.push_back(w);
+  std::vector<std::string> kept;
+  for (std::string& r : roots) {
+    if (!r.empty()) kept.push_back(std::move(r));
+  }
+  return kept;
+}
+
+// FirstRoot is the offset of the first occurrence of a root in `lower`, npos when none.
+size_t FirstRoot(const std::string& lower, const std::vector<std::string>& roots) {
+  size_t best = std::string::npos;
+  for (const std::string& r : roots) best = std::min(best, lower.find(r));
+  return best;
+}
+
+// DensestRoots is the offset in `lower` where the most distinct roots occur within 256 bytes
+// (the earliest such place), npos when no root occurs. Substring search only: the section is
+// tokenised around that place alone.
+size_t DensestRoots(const std::string& lower, const std::vector<std::string>& roots) {
+  constexpr size_t kSpan = 256;
+  constexpr int kMaxPerRoot = 32;
+  std::vector<std::pair<size_t, size_t>> hits;  // offset, root index
+  for (size_t r = 0; r < roots.size(); ++r) {
+    size_t at = lower.find(roots[r]);
+    for (int n = 0; at != std::string::npos && n < kMaxPerRoot; ++n) {
+      hits.emplace_back(at, r);
+      at = lower.find(roots[r], at + 1);
+    }
+  }
+  if (hits.empty()) return std::string::npos;
+  std::sort(hits.begin(), hits.end());
+  size_t best_at = hits[0].first, best = 0;
+  for (size_t i = 0; i < hits.size(); ++i) {
+    absl::flat_hash_set<size_t> distinct;
+    for (size_t j = i; j < hits.size() && hits[j].first < hits[i].first + kSpan; ++j) {
+      distinct.insert(hits[j].second);
+    }
+    if (distinct.size() > best) {
+      best = distinct.size();
+      best_at = hits[i].first;
+    }
+  }
+  return best_at;
+}
+
+// kMaxSourceBytes bounds the text a snippet is looked for in, per section: a longer one is cut
+// to a window around the first root.
+constexpr size_t kMaxSourceBytes = 1024;
+
+// AddSources appends the sections of `markdown` as plain text. With `roots`, only sections that
+// contain one, each cut to a window of kMaxSourceBytes around its first root.
+void AddSources(absl::string_view markdown, const std::vector<std::string>& roots,
+                std::vector<Source>* out) {
   for (const Section& s : SplitSections(markdown)) {
     absl::string_view part = markdown.substr(s.begin, s.end - s.begin);
+    if (!roots.empty()) {
+      const size_t at = DensestRoots(absl::AsciiStrToLower(part), roots);
+      if (at == std::string::npos) continue;
+      if (part.size() > kMaxSourceBytes) {
+        size_t begin = at > 256 ? at - 256 : 0;
+        while (begin > 0 && IsContinuationByte(part[begin])) --begin;
+        size_t end = std::min(part.size(), begin + kMaxSourceBytes);
+        while (end < part.size() && IsContinuationByte(part[end])) ++end;
+        part = part.substr(begin, end - begin);
+      }
+    }
     int rank = 0;
     switch (s.kind) {
       case SectionKind::kProse: rank = 0; break;
@@ -52,9 +128,13 @@ struct Match {
 
 std::vector<Match> FindMatches(const std::string& text, const SnippetTerms& terms) {
   std::vector<Match> out;
+  // A word can have one of the stems only if it starts with the stem's first two letters:
+  // stemming (the costly part) is skipped for the others.
+  absl::flat_hash_set<std::string> heads;
+  for (const std::string& stem : terms.stems) heads.insert(stem.substr(0, 2));
   auto key_of = [&](const std::string& w) -> std::string {
     if (terms.words.contains(w)) return w;
-    if (IsStemmable(w)) {
+    if (IsStemmable(w) && heads.contains(absl::string_view(w).substr(0, 2))) {
       std::string stem = StemOf(w);
       if (terms.stems.contains(stem)) return "Z" + stem;
     }
@@ -186,40 +266,78 @@ SnippetTerms SnippetTermsOf(const Xapian::Query& query) {
   return terms;
 }
 
+namespace {
+
+// BestWindow finds the best window among `sources` (see the file comment) into *best.
+void BestWindow(const std::vector<Source>& sources, const SnippetTerms& terms, size_t length,
+                Window* best, std::vector<Match>* best_matches) {
+  for (size_t s = 0; s < sources.size(); ++s) {
+    const Source& src = sources[s];
+    if (best->distinct > 0 && src.rank > best->rank) continue;
+    if (best->distinct > 0 && src.rank == best->rank &&
+        best->distinct >= terms.words.size() + terms.stems.size() + terms.wildcards.size()) {
+      continue;  // every word already in a window of a kind at least as good
+    }
+    if (src.text.empty()) continue;
+    std::vector<Match> matches = FindMatches(src.text, terms);
+    for (size_t a = 0; a < matches.size() && a < kMaxAnchors; ++a) {
+      const size_t from = matches[a].begin > length / 4 ? matches[a].begin - length / 4 : 0;
+      const size_t begin = CutStart(src.text, from);
+      const size_t end = CutEnd(src.text, begin + length);
+      absl::flat_hash_set<std::string> keys;
+      for (const Match& m : matches) {
+        if (m.begin >= begin && m.end <= end) keys.insert(m.key);
+      }
+      if (src.rank < best->rank || (src.rank == best->rank && keys.size() > best->distinct)) {
+        *best = {keys.size(), src.rank, s, begin, end};
+        *best_matches = matches;
+      }
+    }
+  }
+}
+
+// MayHold says whether `text` contains one of `roots` (case-insensitively), or roots is empty.
+bool MayHold(const std::string& text, const std::vector<std::string>& roots) {
+  if (roots.empty()) return true;
+  thread_local std::string lower;
+  lower.assign(text);
+  for (char& c : lower) c = absl::ascii_tolower(static_cast<unsigned char>(c));
+  return FirstRoot(lower, roots) != std::string::npos;
+}
+
+}  // namespace
+
 std::string MakeSnippet(const SnippetTerms& terms, bool has_text,
                         const v1::IssueWithComments& issue, size_t length) {
+  const std::string& body = issue.issue().body();
   std::vector<Source> sources;
-  AddSources(issue.issue().body(), &sources);
-  const size_t body_sources = sources.size();
   if (has_text && !terms.empty()) {
-    int checked = 0;
-    for (const v1::Comment& comment : issue.comments()) {
-      if (comment.system() || ++checked > kMaxCommentsForSnippet) continue;
-      AddSources(comment.body(), &sources);
-    }
+    // Only texts that contain a root are split into sections (the costly part); the body
+    // first, and the comments only when the body's prose has no match.
+    const std::vector<std::string> roots = RootsOf(terms);
     Window best;
     std::vector<Match> best_matches;
-    // Better kinds of text first (prose over code and logs over dumps), then the window with
-    // the most distinct query words, then the earliest (the body before the comments).
-    for (size_t s = 0; s < sources.size(); ++s) {
-      const Source& src = sources[s];
-      if (best.distinct > 0 && src.rank >= best.rank && best.distinct >= terms.words.size() +
-                                                                         terms.stems.size()) {
-        continue;  // every word already in a window of a kind at least as good
-      }
-      if (best.distinct > 0 && src.rank > best.rank) continue;
-      std::vector<Match> matches = FindMatches(src.text, terms);
-      for (size_t a = 0; a < matches.size() && a < kMaxAnchors; ++a) {
-        const size_t from = matches[a].begin > length / 4 ? matches[a].begin - length / 4 : 0;
-        const size_t begin = CutStart(src.text, from);
-        const size_t end = CutEnd(src.text, begin + length);
-        absl::flat_hash_set<std::string> keys;
-        for (const Match& m : matches) {
-          if (m.begin >= begin && m.end <= end) keys.insert(m.key);
-        }
-        if (src.rank < best.rank || (src.rank == best.rank && keys.size() > best.distinct)) {
-          best = {keys.size(), src.rank, s, begin, end};
-          best_matches = matches;
+    if (MayHold(body, roots)) {
+      AddSources(body, roots, &sources);
+      BestWindow(sources, terms, length, &best, &best_matches);
+    }
+    if (best.distinct == 0 || best.rank > 0) {
+      int checked = 0;
+      for (const v1::Comment& comment : issue.comments()) {
+        if (comment.system() || ++checked > kMaxCommentsForSnippet) continue;
+        if (!MayHold(comment.body(), roots)) continue;
+        std::vector<Source> more;
+        AddSources(comment.body(), roots, &more);
+        Window found;
+        std::vector<Match> found_matches;
+        BestWindow(more, terms, length, &found, &found_matches);
+        if (found.distinct > 0 &&
+            (found.rank < best.rank || (found.rank == best.rank && found.distinct > best.distinct))) {
+          found.source += sources.size();
+          for (Source& src : more) sources.push_back(std::move(src));
+          best = found;
+          best_matches = std::move(found_matches);
+          if (best.rank == 0) break;  // prose of the first matching comment
         }
       }
     }
@@ -227,10 +345,13 @@ std::string MakeSnippet(const SnippetTerms& terms, bool has_text,
       return Render(sources[best.source].text, best.begin, best.end, best_matches);
     }
   }
-  for (size_t s = 0; s < body_sources; ++s) {
-    if (sources[s].rank == 0) return LeadingExcerpt(sources[s].text, length);
+  // No match found (or a listing): the body's first prose.
+  sources.clear();
+  AddSources(body, {}, &sources);
+  for (const Source& src : sources) {
+    if (src.rank == 0) return LeadingExcerpt(src.text, length);
   }
-  return body_sources > 0 ? LeadingExcerpt(sources[0].text, length) : std::string();
+  return sources.empty() ? std::string() : LeadingExcerpt(sources[0].text, length);
 }
 
 }  // namespace issuescope::search

@@ -99,3 +99,25 @@ TEST(TextTokensTest, Stemmable) {
 
 }  // namespace
 }  // namespace issuescope
+
+namespace issuescope {
+namespace {
+
+TEST(EnglishStemTest, BritishAndAmericanSpellingsMeet) {
+  const std::vector<std::pair<std::string, std::string>> same = {
+      {"optimise", "optimize"},          {"optimiser", "optimizer"},
+      {"optimisation", "optimization"},  {"quantisation", "quantization"},
+      {"normalised", "normalized"},      {"initialising", "initializing"},
+      {"behaviour", "behavior"},         {"behaviours", "behaviors"},
+      {"crashes", "crashed"},
+  };
+  for (const auto& [a, b] : same) EXPECT_EQ(EnglishStem(a), EnglishStem(b)) << a << " " << b;
+  // Words spelt -ise in American English too keep their own stems.
+  EXPECT_NE(EnglishStem("promise"), EnglishStem("promize"));
+  EXPECT_EQ(EnglishStem("exercise"), EnglishStem("exercises"));
+  EXPECT_NE(EnglishStem("raise"), EnglishStem("raize"));
+  EXPECT_NE(EnglishStem("four"), EnglishStem("for"));
+}
+
+}  // namespace
+}  // namespace issuescope

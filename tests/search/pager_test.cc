@@ -8,6 +8,8 @@
 // exactly what value ranges match.
 #include "search/pager.h"
 
+#include "common/index_text.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -247,7 +249,7 @@ TEST(RankingWeightTest, SameAsXapiansBm25WithoutLengthNormalisation) {
       }
       return out;
     };
-    const auto expected = ranked(Xapian::BM25Weight(1, 0, 1, 0, 0.5));
+    const auto expected = ranked(Xapian::BM25Weight(index::kRankingK1, 0, 1, 0, 0.5));
     const auto got = ranked(RankingWeight());
     ASSERT_FALSE(expected.empty()) << query.get_description();
     ASSERT_EQ(got.size(), expected.size()) << query.get_description();
