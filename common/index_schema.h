@@ -49,6 +49,7 @@ inline constexpr Xapian::valueno kVersionSlot = 5;    // index::IndexVersion::En
 inline constexpr Xapian::valueno kReactionsSlot = 6;  // reactions
 inline constexpr Xapian::valueno kFacetsSlot = 7;     // facet values (common/index_facets.h)
 inline constexpr Xapian::valueno kTextBoundsSlot = 8;  // field bounds (common/index_text.h)
+inline constexpr Xapian::valueno kSectionRangesSlot = 9;  // code and log position ranges (index_text.h)
 
 // Metadata keys. "feed:<store_id>" holds the highest consumed change-feed sequence number of
 // that crawler worker's store, committed in the same transaction as the documents.

@@ -60,6 +60,7 @@ class FieldScopeSource : public Xapian::PostingSource {
       lists_.push_back({db.postlist_begin(terms_[i]), db.postlist_end(terms_[i])});
     }
     bounds_ = db.valuestream_begin(kTextBoundsSlot);
+    sections_ = db.valuestream_begin(kSectionRangesSlot);
     started_ = false;
     current_ = 0;
   }
@@ -82,7 +83,8 @@ class FieldScopeSource : public Xapian::PostingSource {
   bool at_end() const override { return started_ && current_ == 0; }
   Xapian::docid get_docid() const override { return current_; }
   std::string get_description() const override {
-    return "FieldScopeSource(" + std::string(field_ == TextField::kBody ? "body" : "comments") +
+    static const char* const kNames[] = {"all", "title", "body", "comments", "code", "logs"};
+    return "FieldScopeSource(" + std::string(kNames[static_cast<int>(field_)]) +
            (phrase_ ? ", phrase" : "") + ", " + std::to_string(terms_.size()) + " terms)";
   }
 
@@ -118,19 +120,41 @@ class FieldScopeSource : public Xapian::PostingSource {
     return DecodeTextBounds(*bounds_);
   }
 
-  bool Matches(Xapian::docid did) {
-    // A document without bounds (none stored) cannot be scoped: it does not match.
+  // Ranges returns the position ranges [lo, hi) of the field in document `did` (none when the
+  // document has no bounds stored: it cannot be scoped, so it does not match).
+  std::vector<std::pair<uint32_t, uint32_t>> Ranges(Xapian::docid did) {
+    std::vector<std::pair<uint32_t, uint32_t>> out;
+    if (field_ == TextField::kCode || field_ == TextField::kLogs) {
+      if (sections_ == db_.valuestream_end(kSectionRangesSlot) || !sections_.check(did)) {
+        sections_ = db_.valuestream_begin(kSectionRangesSlot);
+        return out;
+      }
+      for (const SectionRange& r : DecodeSectionRanges(*sections_)) {
+        if (r.log == (field_ == TextField::kLogs)) out.emplace_back(r.begin, r.end + 1);
+      }
+      return out;
+    }
     std::optional<TextBounds> bounds = Bounds(did);
     if (!bounds) {
       // check() may have moved the value iterator past its end; reopen it for later docids.
       bounds_ = db_.valuestream_begin(kTextBoundsSlot);
-      return false;
+      return out;
     }
     const uint32_t lo = field_ == TextField::kBody ? bounds->body : bounds->comments;
     const uint32_t hi = field_ == TextField::kBody ? bounds->comments : kNoBound;
-    if (phrase_) return PhraseInside(did, lo, hi);
-    for (const std::string& term : terms_) {
-      if (TermInside(did, term, lo, hi)) return true;
+    out.emplace_back(lo, hi);
+    return out;
+  }
+
+  bool Matches(Xapian::docid did) {
+    for (const auto& [lo, hi] : Ranges(did)) {
+      if (phrase_) {
+        if (PhraseInside(did, lo, hi)) return true;
+        continue;
+      }
+      for (const std::string& term : terms_) {
+        if (TermInside(did, term, lo, hi)) return true;
+      }
     }
     return false;
   }
@@ -188,6 +212,7 @@ class FieldScopeSource : public Xapian::PostingSource {
   Xapian::Database db_;
   std::vector<List> lists_;
   Xapian::ValueIterator bounds_;
+  Xapian::ValueIterator sections_;
   Xapian::doccount termfreq_ = 0;
   bool started_ = false;
   Xapian::docid current_ = 0;
@@ -310,6 +335,24 @@ std::string EncodeTextBounds(const TextBounds& bounds) {
   return out;
 }
 
+std::string EncodeSectionRanges(const std::vector<SectionRange>& ranges) {
+  std::string out;
+  for (const SectionRange& r : ranges) {
+    out.push_back(r.log ? 'l' : 'c');
+    PutU32(r.begin, &out);
+    PutU32(r.end, &out);
+  }
+  return out;
+}
+
+std::vector<SectionRange> DecodeSectionRanges(const std::string& value) {
+  std::vector<SectionRange> out;
+  for (size_t at = 0; at + 9 <= value.size(); at += 9) {
+    out.push_back({value[at] == 'l', GetU32(value, at + 1), GetU32(value, at + 5)});
+  }
+  return out;
+}
+
 std::optional<TextBounds> DecodeTextBounds(const std::string& value) {
   if (value.size() != 8) return std::nullopt;
   return TextBounds{GetU32(value, 0), GetU32(value, 4)};
@@ -419,12 +462,25 @@ double SectionWdf(SectionKind kind, bool comment) {
   return w.code;
 }
 
-void AddSections(absl::string_view text, bool comment, TextIndexer* indexer) {
+void AddSections(absl::string_view text, bool comment, TextIndexer* indexer,
+                 std::vector<SectionRange>* ranges) {
   bool first = true;
   for (const Section& s : SplitSections(text)) {
     if (!first) indexer->Gap(1);  // no phrase across two sections
     first = false;
+    const uint32_t begin = indexer->pos() + 1;
     indexer->Add(text.substr(s.begin, s.end - s.begin), SectionWdf(s.kind, comment));
+    const uint32_t end = indexer->pos();
+    const bool code = s.kind == SectionKind::kCode;
+    const bool log = s.kind == SectionKind::kLog || s.kind == SectionKind::kException;
+    if ((code || log) && end >= begin) {
+      // A log's exception line continues its log (one range).
+      if (log && !ranges->empty() && ranges->back().log && ranges->back().end + 2 >= begin) {
+        ranges->back().end = end;
+      } else {
+        ranges->push_back({log, begin, end});
+      }
+    }
   }
 }
 
@@ -494,12 +550,13 @@ void IndexIssueText(const v1::IssueWithComments& iwc, Xapian::Document* doc) {
   all.Gap(kFieldGap);
   TextBounds bounds;
   bounds.body = all.pos() + 1;
-  AddSections(issue.body(), false, &all);
+  std::vector<SectionRange> ranges;
+  AddSections(issue.body(), false, &all, &ranges);
   all.Gap(kFieldGap);
   bounds.comments = all.pos() + 1;
   for (int i = 0; i < iwc.comments_size(); ++i) {
     if (i > 0) all.Gap(kFieldGap);
-    AddSections(iwc.comments(i).body(), true, &all);
+    AddSections(iwc.comments(i).body(), true, &all, &ranges);
   }
   // Length normalisation at index time (BM25's b, with a fixed pivot): a word of a long thread
   // weighs less than the same word in a short report, and the search reads no document length.
@@ -509,6 +566,7 @@ void IndexIssueText(const v1::IssueWithComments& iwc, Xapian::Document* doc) {
   const double norm = 1 - b + b * std::max(all.weighed(), 1.0) / pivot;
   all.Finish(w.wdf_scale, std::max(norm, min_norm));
   doc->add_value(kTextBoundsSlot, EncodeTextBounds(bounds));
+  doc->add_value(kSectionRangesSlot, EncodeSectionRanges(ranges));
 }
 
 absl::StatusOr<Xapian::Query> TextQuery(absl::string_view text, bool phrase, TextField field,
@@ -590,7 +648,7 @@ Xapian::Query TitleBonusQuery(const std::vector<std::string>& words) {
 
 Xapian::Query ScopeToField(const Xapian::Query& text, TextField field,
                            const Xapian::Database& db) {
-  if (field != TextField::kBody && field != TextField::kComments) return text;
+  if (field == TextField::kAll || field == TextField::kTitle) return text;
   return Rewrite(text, field, db);
 }
 

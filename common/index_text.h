@@ -40,7 +40,7 @@
 namespace issuescope::index {
 
 // TextField names the part of an issue a piece of free text is searched in.
-enum class TextField { kAll, kTitle, kBody, kComments };
+enum class TextField { kAll, kTitle, kBody, kComments, kCode, kLogs };
 
 // TextWeights are the weights of each part of an issue in the all-text terms. A term's wdf is
 // wdf_scale × (title weight × its title occurrences + Σ section weight × occurrences / norm),
@@ -102,8 +102,8 @@ Xapian::Query TitleBonusQuery(const std::vector<std::string>& words);
 std::vector<std::pair<std::string, Xapian::Query>> TitleBonusParts(
     const std::vector<std::string>& words);
 
-// ScopeToField restricts `text`, a query parsed for TextField::kAll, to the body or the
-// comments (`field`; kAll and kTitle return `text` unchanged): each term, phrase and wildcard
+// ScopeToField restricts `text`, a query parsed for TextField::kAll, to the body, the comments,
+// the code blocks or the logs (`field`; kAll and kTitle return `text` unchanged): each term, phrase and wildcard
 // of it must occur inside that field (a stem matches through its surface forms). Weights stay
 // those of the all-text terms. Document-level checks read positions, so a scoped query costs
 // more per match than an unscoped one. `db` expands stems and wildcards.
@@ -119,5 +119,17 @@ struct TextBounds {
 // EncodeTextBounds / DecodeTextBounds are the kTextBoundsSlot value's encoding.
 std::string EncodeTextBounds(const TextBounds& bounds);
 std::optional<TextBounds> DecodeTextBounds(const std::string& value);
+
+// SectionRange is the position range [begin, end] of one code block or log (a log's exception
+// line included) in a document's all-text terms, body or comments: what `in:code` and `in:logs`
+// search (kSectionRangesSlot).
+struct SectionRange {
+  bool log = false;  // a log or exception line; else code
+  uint32_t begin = 0, end = 0;
+};
+
+// EncodeSectionRanges / DecodeSectionRanges are the kSectionRangesSlot value's encoding.
+std::string EncodeSectionRanges(const std::vector<SectionRange>& ranges);
+std::vector<SectionRange> DecodeSectionRanges(const std::string& value);
 
 }  // namespace issuescope::index

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "common/issue_sections.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
@@ -37,8 +38,8 @@ Classifier::Classifier(const taxonomy::Taxonomy* taxonomy, const LinearModel* mo
 Classification Classifier::Classify(const IssueText& issue) const {
   Classification out;
   out.taxonomy = taxonomy_->Tag();
-  const std::vector<taxonomy::CueMatch> cues =
-      matcher_.Match(absl::StrCat(issue.title, "\n", issue.body));
+  const std::vector<taxonomy::CueMatch> cues = matcher_.Match(
+      absl::StrCat(issue.title, "\n", options_.signal_text ? SignalText(issue.body) : issue.body));
   const std::vector<taxonomy::LabelMatch> labels = matcher_.MapLabels(issue.labels, issue.repo);
   FeatureVector features;
   if (model_ != nullptr) features = Featurize(issue, model_->features());

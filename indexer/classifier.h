@@ -62,6 +62,10 @@ struct ClassifierOptions {
   // sets the bonus lowered cross-validated kind scores). Defaults: 2.0 and 0.25.
   double strong_theme_score = 2.0;
   double strong_theme_kind_weight = 0.25;
+  // Cues are matched in the title and the body's signal text (common/issue_sections.h: prose
+  // and exception lines), not in environment dumps, logs, code and template text, which name
+  // GPUs, CUDA and servers in every bug report. Default: true.
+  bool signal_text = true;
 };
 
 // Evidence is one reason behind a tag.

@@ -1,3 +1,4 @@
+#include "common/issue_sections.h"
 #include "indexer/classifier_features.h"
 
 #include <algorithm>
@@ -178,7 +179,8 @@ FeatureVector Featurize(const IssueText& issue, const FeatureOptions& options) {
       }
     }
   }
-  add_tokens(Tokenize(options.strip_noise ? StripNoise(issue.body) : issue.body),
+  const std::string body = options.signal_text ? SignalText(issue.body) : issue.body;
+  add_tokens(Tokenize(options.strip_noise ? StripNoise(body) : body),
              static_cast<size_t>(std::max(0, options.max_body_tokens)), false);
   std::map<uint32_t, double> merged;
   AddBlock(title_counts, options.title_weight, &merged);

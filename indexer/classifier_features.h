@@ -47,6 +47,11 @@ struct FeatureOptions {
   // merged and normalised again. Default: 0.5 (chosen by cross-validation on the NLBSE'24
   // training split; model files without the field mean 1.0, the earlier default).
   double title_weight = 0.5;
+  // Read only the body's signal text (common/issue_sections.h SignalText: the author's prose
+  // and exception lines; environment dumps, logs, code and template text left out). Default:
+  // false: on NLBSE'24 (general repositories without DL templates) it lowered test macro-F1 from
+  // 0.8006 to 0.7543 (docs/TAXONOMY.md); `taxonomy train --signal-text-features` sets it.
+  bool signal_text = false;
 };
 
 // FeatureVector is sparse: (bucket, value) sorted by bucket, buckets unique.

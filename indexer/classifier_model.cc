@@ -201,7 +201,8 @@ absl::Status LinearModel::Save(const std::string& path) const {
                    {"max_body_tokens", features_.max_body_tokens},
                    {"strip_noise", features_.strip_noise},
                    {"title_char_ngrams", features_.title_char_ngrams},
-                   {"title_weight", features_.title_weight}};
+                   {"title_weight", features_.title_weight},
+                   {"signal_text", features_.signal_text}};
   j["heads"] = nlohmann::json::array();
   for (const Head& head : heads_) {
     nlohmann::json h;
@@ -268,6 +269,7 @@ absl::StatusOr<LinearModel> LinearModel::Parse(absl::string_view text, absl::str
     features.strip_noise = f.value("strip_noise", false);
     features.title_char_ngrams = f.value("title_char_ngrams", 0);
     features.title_weight = f.value("title_weight", 1.0);
+    features.signal_text = f.value("signal_text", false);
     if (features.hash_bits < 8 || features.hash_bits > 24) {
       return bad("features.hash_bits must be in [8, 24]");
     }

@@ -194,8 +194,12 @@ absl::StatusOr<QualifierResult> InHandler(const Token& token, const Xapian::Data
       field = index::TextField::kBody;
     } else if (value == "comments" || value == "comment") {
       field = index::TextField::kComments;
+    } else if (value == "code") {
+      field = index::TextField::kCode;
+    } else if (value == "logs" || value == "log") {
+      field = index::TextField::kLogs;
     } else {
-      return BadValue(token, v, "title, body or comments");
+      return BadValue(token, v, "title, body, comments, code or logs");
     }
     if (std::find(result.text_fields.begin(), result.text_fields.end(), field) ==
         result.text_fields.end()) {

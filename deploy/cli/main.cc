@@ -210,6 +210,8 @@ int main(int argc, char** argv) {
     cmd->add_option("--title-weight", o->title_weight,
                     "weight of the title's features against the body's")
         ->capture_default_str();
+    cmd->add_flag("--signal-text-features", o->signal_text_features,
+                  "model features over the body's prose and exception lines only");
     cmd->add_option("--ensemble", o->ensemble,
                     "logistic regression heads per field (seeds seed, seed+1, ...)")
         ->capture_default_str()->check(CLI::Range(1, 64));
@@ -225,6 +227,8 @@ int main(int argc, char** argv) {
     cmd->add_option("--theme-model-weight", o->theme_model_weight,
                     "weight of the theme model's probability next to cue counts")
         ->capture_default_str();
+    cmd->add_flag("--raw-body-cues", o->raw_body,
+                  "taxonomy cues over the whole body, not only its prose and exception lines");
     cmd->add_option("--strong-symptom-weight", o->strong_symptom_weight,
                     "kind score of a strong bug symptom (two or more cues of one bug theme)")
         ->capture_default_str();

@@ -74,6 +74,7 @@ classifier::ClassifierOptions ClassifierWeights(const TaxonomyEvalOptions& optio
   weights.kind_cue_weight = options.kind_cue_weight;
   weights.theme_model_weight = options.theme_model_weight;
   weights.strong_theme_kind_weight = options.strong_symptom_weight;
+  weights.signal_text = !options.raw_body;
   return weights;
 }
 
@@ -97,6 +98,7 @@ absl::StatusOr<classifier::LinearModel> TrainModel(const std::vector<const Label
   features.max_body_tokens = options.max_body_tokens;
   features.title_char_ngrams = options.title_char_ngrams;
   features.title_weight = options.title_weight;
+  features.signal_text = options.signal_text_features;
   classifier::TrainOptions train;
   train.epochs = options.epochs;
   train.learning_rate = options.learning_rate;

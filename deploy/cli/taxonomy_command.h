@@ -26,6 +26,7 @@ struct TaxonomyTrainOptions {
   std::string algorithm = "logreg";
   int title_char_ngrams = 0;
   double title_weight = 0.5;  // weight of the title block against the body block
+  bool signal_text_features = false;  // model features over the body's signal text only
   int ensemble = 1;  // logreg heads per field, trained with seeds seed, seed+1, ...
   double nb_alpha = 0.1;  // naive Bayes smoothing
   // When > 0 (and < 1), this fraction of the records (per gold kind/theme, chosen by `seed`) is
@@ -45,6 +46,7 @@ struct TaxonomyEvalOptions {
   // when the positive is the primary or a secondary theme (any sub-theme found).
   std::string positive;
   // Weight of a matched kind cue next to the model's probability (ClassifierOptions).
+  bool raw_body = false;  // cues over the whole body (not only its signal text)
   double kind_cue_weight = 0.1;
   // Weight of the theme/sub-theme heads' probabilities (ClassifierOptions).
   double theme_model_weight = 1.0;

@@ -64,7 +64,7 @@ Xapian::WritableDatabase Build(const std::vector<IssueSpec>& specs) {
 
 std::set<int64_t> Find(const Xapian::Database& db, TextField field, const std::string& text) {
   // As the search service parses it: the group's text scoped with `in:`.
-  static const char* const kNames[] = {"", "title", "body", "comments"};
+  static const char* const kNames[] = {"", "title", "body", "comments", "code", "logs"};
   const std::string query =
       field == TextField::kAll ? text : "(" + text + ") in:" + kNames[static_cast<int>(field)];
   absl::StatusOr<search::ParsedQuery> parsed = search::QueryParser(db).Parse(query);
@@ -92,6 +92,25 @@ TEST(FieldScopeTest, WordsAreFoundInTheirField) {
   // Every word of an AND must be inside the field.
   EXPECT_EQ(Find(db, TextField::kBody, "zebra memory"), (std::set<int64_t>{2}));
   EXPECT_EQ(Find(db, TextField::kComments, "zebra memory"), (std::set<int64_t>{}));
+}
+
+// `in:code` and `in:logs` search the code blocks and the logs (with their exception lines) of
+// the body and the comments, recognised by common/issue_sections.h.
+TEST(FieldScopeTest, CodeAndLogsAreSearchableOnTheirOwn) {
+  Xapian::WritableDatabase db = Build({
+      Spec(10, "loader fails", "I call it like this:\n\n```python\nloader = make_loader(pin_memory=True)\n```\n\nand "
+               "pin memory is slow.", {"```\nTraceback (most recent call last):\n  File \"a.py\", line 3\n"
+               "RuntimeError: pinned memory exhausted\n```"}),
+      Spec(11, "pin memory docs", "The docs about pin_memory are unclear.", {}),
+  });
+  EXPECT_EQ(Find(db, TextField::kCode, "make_loader"), (std::set<int64_t>{10}));
+  EXPECT_EQ(Find(db, TextField::kCode, "pin_memory"), (std::set<int64_t>{10}));
+  EXPECT_EQ(Find(db, TextField::kAll, "pin_memory"), (std::set<int64_t>{10, 11}));
+  EXPECT_EQ(Find(db, TextField::kLogs, "exhausted"), (std::set<int64_t>{10}));
+  EXPECT_EQ(Find(db, TextField::kLogs, "\"pinned memory exhausted\""), (std::set<int64_t>{10}));
+  EXPECT_EQ(Find(db, TextField::kLogs, "slow"), (std::set<int64_t>{}));
+  EXPECT_EQ(Find(db, TextField::kCode, "unclear"), (std::set<int64_t>{}));
+  EXPECT_EQ(Find(db, TextField::kLogs, "make_loader"), (std::set<int64_t>{}));
 }
 
 TEST(FieldScopeTest, PhrasesNeverSpanTwoFieldsOrTwoComments) {

@@ -227,7 +227,7 @@ TEST(QueryLanguageTest, RejectsMalformedQueriesNamingTheColumn) {
                    "subtheme, llm, in, created, updated, closed, comments, reactions, sort"}},
       {"no:assignee", {"bad no: value 'assignee' at column 4", "expected label"}},
       {"llm:maybe", {"bad llm: value 'maybe' at column 5", "true or false"}},
-      {"in:header crash", {"bad in: value 'header' at column 4", "title, body or comments"}},
+      {"in:header crash", {"bad in: value 'header' at column 4", "title, body, comments, code or logs"}},
       {"in:title", {"'in:' at column 1 scopes no free text"}},
       {"label:bug in:title", {"'in:' at column 11 scopes no free text"}},
       {"crash OR in:title", {"'in:' at column 10 scopes no free text"}},
