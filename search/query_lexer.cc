@@ -26,6 +26,7 @@ class Lexer {
   absl::StatusOr<std::vector<Token>> Run() {
     std::vector<Token> tokens;
     size_t i = 0;
+    int depth = 0;  // groups opened and not yet closed
     while (i < q_.size()) {
       const char c = q_[i];
       if (IsSpace(c)) {
@@ -37,6 +38,7 @@ class Lexer {
       if (c == '(' || c == ')') {
         token.kind = c == '(' ? TokenKind::kLParen : TokenKind::kRParen;
         token.text = std::string(1, c);
+        depth += c == '(' ? 1 : -1;
         ++i;
       } else if (c == '"') {
         token.kind = TokenKind::kPhrase;
@@ -67,8 +69,9 @@ class Lexer {
             if (end == i) break;
             ++open;
           } else if (q_[end] == ')') {
-            if (open == 0) break;
-            --open;
+            // Closes a group only while one is open ("below):" is a word).
+            if (open == 0 && depth > 0) break;
+            if (open > 0) --open;
           }
           ++end;
         }

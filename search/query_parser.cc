@@ -48,6 +48,9 @@ class Parser {
       return absl::InvalidArgumentError(absl::StrCat("unbalanced parenthesis: ')' at column ",
                                                      t->column, " has no matching '('"));
     }
+    if (clause->query.empty() && !unsearchable_.empty()) {
+      return absl::InvalidArgumentError(unsearchable_);
+    }
     parsed.match_all = clause->query.empty();
     parsed.query = parsed.match_all ? MatchAllFilter() : clause->query;
     parsed.has_text = clause->has_text;
@@ -301,9 +304,14 @@ class Parser {
                                   clause.query);
     }
     if (clause.query.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "nothing searchable in '", t.text, "' at column ", t.column,
-          "; expected a word, a \"phrase\" or a qualifier"));
+      // Punctuation among words (`analyzepsbt[`, `]`) constrains nothing; a query of nothing
+      // else is an error (Run).
+      if (unsearchable_.empty()) {
+        unsearchable_ = absl::StrCat("nothing searchable in '", t.text, "' at column ", t.column,
+                                     "; expected a word, a \"phrase\" or a qualifier");
+      }
+      --text_atoms_;
+      return clause;
     }
     clause.has_text = true;
     return clause;
@@ -313,6 +321,8 @@ class Parser {
   const Xapian::Database& db_;
   const ParseOptions options_;
   bool relaxable_ = false;
+  // The error for a text atom with nothing searchable, kept in case nothing else is.
+  std::string unsearchable_;
   std::vector<std::pair<std::string, Xapian::Query>> explain_parts_;
   // Unquoted words of the query, for the title bonus.
   std::vector<std::string> bonus_words_;

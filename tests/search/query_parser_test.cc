@@ -48,6 +48,9 @@ TEST(QueryLanguageTest, MatchesExpectedIssues) {
       {"illegal memory access", {1, 2}},
       {"\"illegal memory access\"", {1}},
       {"crashes", {3, 5}},
+      // Punctuation among words constrains nothing; a ')' with no group open is part of a word.
+      {"crashes ]", {3, 5}},
+      {"crashes)", {3, 5}},
       {"leaking", {2}},
       {"quant*", {3}},
       {"tensors freed", {2}},
@@ -195,7 +198,7 @@ TEST(QueryLanguageTest, RejectsMalformedQueriesNamingTheColumn) {
       {"label:bug,", {"empty value"}},
       {"(crash", {"unbalanced parenthesis", "'(' at column 1 is not closed"}},
       {"(", {"'(' at column 1 is not closed"}},
-      {"crash)", {"unbalanced parenthesis", "')' at column 6 has no matching '('"}},
+      {"crash )", {"unbalanced parenthesis", "')' at column 7 has no matching '('"}},
       {"(crash))", {"')' at column 8"}},
       {"()", {"empty parentheses", "column 2"}},
       {"\"crash", {"unbalanced quote", "column 1"}},
@@ -337,6 +340,8 @@ TEST(QueryLexerTest, PastedTextStaysText) {
       {"(f(x) OR g)", {{TokenKind::kLParen, "("}, {TokenKind::kWord, "f(x)"},
                        {TokenKind::kOr, "OR"}, {TokenKind::kWord, "g"},
                        {TokenKind::kRParen, ")"}}},
+      // With no group open, a ')' is part of its word.
+      {"below):google colab", {{TokenKind::kWord, "below):google"}, {TokenKind::kWord, "colab"}}},
   };
   for (const Case& c : cases) {
     absl::StatusOr<std::vector<Token>> tokens = Lex(c.query);
