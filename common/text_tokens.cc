@@ -9,8 +9,6 @@
 namespace issuescope {
 namespace {
 
-// Decode reads one UTF-8 code point at `at` into `cp` and returns its length (1 for an invalid
-// byte, which is then U+FFFD).
 size_t Decode(absl::string_view s, size_t at, uint32_t* cp) {
   const auto b = static_cast<unsigned char>(s[at]);
   if (b < 0x80) {
@@ -162,6 +160,10 @@ std::string EnglishStem(const std::string& word) {
   thread_local const Xapian::Stem stemmer("english");
   return stemmer(American(word));
 }
+
+size_t DecodeUtf8(absl::string_view s, size_t at, uint32_t* cp) { return Decode(s, at, cp); }
+
+bool IsCjkCodePoint(uint32_t cp) { return IsCjk(cp); }
 
 bool IsStemmable(absl::string_view part) {
   if (part.size() < 2) return false;

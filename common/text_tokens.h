@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,13 @@ std::vector<TextToken> Tokens(absl::string_view text);
 // quantization), then Xapian's English (Porter2) stemmer runs. `word` is lower-case and
 // IsStemmable. One stemmer per thread.
 std::string EnglishStem(const std::string& word);
+
+// DecodeUtf8 reads the code point at byte `at` of `s` into *cp and returns its length in bytes
+// (1 and U+FFFD for a byte that starts no valid sequence).
+size_t DecodeUtf8(absl::string_view s, size_t at, uint32_t* cp);
+
+// IsCjkCodePoint: Han (CJK ideographs and extensions), kana and Hangul syllables.
+bool IsCjkCodePoint(uint32_t cp);
 
 // IsStemmable says whether a lower-cased part is an English word worth stemming (ASCII letters
 // only, at least two of them).

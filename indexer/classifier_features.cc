@@ -1,4 +1,3 @@
-#include "common/issue_sections.h"
 #include "indexer/classifier_features.h"
 
 #include <algorithm>
@@ -7,36 +6,20 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/issue_sections.h"
+#include "common/text_tokens.h"
 
 namespace issuescope::classifier {
 namespace {
 
-// DecodeUtf8 reads one code point at `i` (advancing it); invalid bytes decode as themselves.
+// DecodeUtf8 reads one code point at `i` (advancing it); see common/text_tokens.h.
 uint32_t DecodeUtf8(absl::string_view s, size_t* i) {
-  unsigned char c = static_cast<unsigned char>(s[*i]);
-  int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
-  if (extra == 0 || *i + extra >= s.size()) {
-    ++*i;
-    return c;
-  }
-  uint32_t cp = c & (0x3F >> extra);
-  for (int k = 1; k <= extra; ++k) {
-    unsigned char cc = static_cast<unsigned char>(s[*i + k]);
-    if ((cc & 0xC0) != 0x80) {
-      ++*i;
-      return c;
-    }
-    cp = (cp << 6) | (cc & 0x3F);
-  }
-  *i += extra + 1;
+  uint32_t cp = 0;
+  *i += issuescope::DecodeUtf8(s, *i, &cp);
   return cp;
 }
 
-bool IsCjk(uint32_t cp) {
-  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
-         (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0xF900 && cp <= 0xFAFF) ||
-         (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0xAC00 && cp <= 0xD7AF);
-}
+bool IsCjk(uint32_t cp) { return issuescope::IsCjkCodePoint(cp); }
 
 // IsNonAsciiPunct is true for general punctuation, CJK punctuation and full-width forms.
 bool IsNonAsciiPunct(uint32_t cp) {
