@@ -320,6 +320,11 @@ Xapian::Query Rewrite(const Xapian::Query& q, TextField field, const Xapian::Dat
       }
       return Xapian::Query(q.get_type(), subs.begin(), subs.end());
     }
+    case Xapian::Query::OP_SCALE_WEIGHT:
+      // Xapian 1.4 does not tell a scaled query's factor; the only scaled text query is the
+      // exact form of a compound token (TokenQuery), scaled by kExactFormBoost.
+      return Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, Rewrite(q.get_subquery(0), field, db),
+                           kExactFormBoost);
     default:
       // Match-all, match-nothing, value ranges, posting sources: not text.
       return q;
@@ -391,6 +396,10 @@ class TextIndexer {
             if (IsStemmable(t.text)) Weigh("Z" + prefix_ + StemOf(t.text), weight, fixed);
           }
           for (const std::string& part : t.parts) Word(part, ++pos_, weight, fixed);
+          for (const auto& [at, segment] : t.joined) {
+            Posting(prefix_ + segment, first + static_cast<Xapian::termpos>(at), weight, fixed);
+            if (IsStemmable(segment)) Weigh("Z" + prefix_ + StemOf(segment), weight, fixed);
+          }
           break;
         }
         case TextToken::Kind::kCjk:
@@ -508,12 +517,14 @@ Xapian::Query TokenQuery(const TextToken& t, const std::string& prefix) {
       return WordTerm(t.text, prefix, true);
     case TextToken::Kind::kCompound: {
       // The parts in sequence find `pin_memory`, `pin memory` and `PinMemory` alike; the whole
-      // form adds weight where the text has it exactly.
+      // form adds weight where the text has it exactly, and finds it on its own.
       std::vector<Xapian::Query> parts;
       for (const std::string& p : t.parts) parts.push_back(Xapian::Query(prefix + p));
       Xapian::Query q = Phrase(std::move(parts));
       if (t.text.empty()) return q;
-      return Xapian::Query(Xapian::Query::OP_AND_MAYBE, q,
+      // Either the parts in sequence or the exact form: `GitHub` finds `github.com`, and
+      // `a.b.focusafterrun` finds `a.b.focusAfterRun`, whose parts differ from the query's.
+      return Xapian::Query(Xapian::Query::OP_OR, q,
                            Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT,
                                          Xapian::Query(prefix + t.text), kExactFormBoost));
     }

@@ -63,11 +63,35 @@ bool IsConnector(char c) { return c == '.' || c == '-' || c == '/' || c == '\'';
 bool AsciiUpper(char c) { return c >= 'A' && c <= 'Z'; }
 bool AsciiLower(char c) { return c >= 'a' && c <= 'z'; }
 
+// FoldLatin returns the base letters of a lower-case Latin letter with a diacritic (é -> e,
+// ß -> ss, œ -> oe), or "" when `cp` is none (generated from Unicode's decompositions).
+absl::string_view FoldLatin(uint32_t cp) {
+  if (cp < 0xDF || cp > 0x17F) return {};
+  static const char* const kFolded[] = {  // U+00DF .. U+017F
+      "ss", "a", "a", "a", "a", "a", "a", "ae", "c", "e", "e", "e", "e", "i", "i", "i", "i", "d", "n", "o", "o", "o", "o", "o", "", "o", "u", "u", "u", "u", "y", "th", "y", "a", "a", "a", "a", "a", "a", "c", "c", "c", "c", "c", "c", "c", "c", "d", "d", "d", "d", "e", "e", "e", "e", "e", "e", "e", "e", "e", "e", "g", "g", "g", "g", "g", "g", "g", "g", "h", "h", "h", "h", "i", "i", "i", "i", "i", "i", "i", "i", "i", "i", "ij", "ij", "j", "j", "k", "k", "k", "l", "l", "l", "l", "l", "l", "l", "l", "l", "l", "n", "n", "n", "n", "n", "n", "n", "n", "n", "o", "o", "o", "o", "o", "o", "oe", "oe", "r", "r", "r", "r", "r", "r", "s", "s", "s", "s", "s", "s", "s", "s", "t", "t", "t", "t", "t", "t", "u", "u", "u", "u", "u", "u", "u", "u", "u", "u", "u", "u", "w", "w", "y", "y", "y", "z", "z", "z", "z", "z", "z", "s"};
+  return kFolded[cp - 0xDF];
+}
+
+// LowerAny lower-cases `s` and folds Latin diacritics (naïve -> naive, as FTS5's unicode61).
 std::string LowerAny(absl::string_view s) {
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) >= 0x80) return Xapian::Unicode::tolower(std::string(s));
+  bool ascii = true;
+  for (char c : s) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+  if (ascii) return absl::AsciiStrToLower(s);
+  const std::string lower = Xapian::Unicode::tolower(std::string(s));
+  std::string out;
+  out.reserve(lower.size());
+  for (size_t i = 0; i < lower.size();) {
+    uint32_t cp = 0;
+    const size_t len = Decode(lower, i, &cp);
+    const absl::string_view folded = cp >= 0xDF ? FoldLatin(cp) : absl::string_view();
+    if (!folded.empty()) {
+      out.append(folded.data(), folded.size());
+    } else {
+      out.append(lower, i, len);
+    }
+    i += len;
   }
-  return absl::AsciiStrToLower(s);
+  return out;
 }
 
 // SplitCamel appends the camel-case pieces of an alphanumeric segment: "RuntimeError" ->
@@ -91,26 +115,41 @@ void SplitCamel(absl::string_view seg, std::vector<std::string>* out) {
 
 // Parts of a compound: split at every byte that is not part of a word (connectors and '_'),
 // then at camel-case humps.
-void PartsOf(absl::string_view whole, std::vector<std::string>* out) {
+void PartsOf(absl::string_view whole, std::vector<std::string>* out,
+             std::vector<std::pair<size_t, std::string>>* joined) {
   std::vector<std::string>& parts = *out;
   parts.clear();
+  joined->clear();
   size_t i = 0;
+  bool connectors = false;
   while (i < whole.size()) {
     const char c = whole[i];
     if (c == '_' || c == ':' || IsConnector(c)) {
+      connectors = true;
       ++i;
       continue;
     }
     size_t j = i;
     while (j < whole.size() && whole[j] != '_' && whole[j] != ':' && !IsConnector(whole[j])) ++j;
+    const size_t first = parts.size();
     SplitCamel(whole.substr(i, j - i), &parts);
+    if (parts.size() - first >= 2) joined->emplace_back(first, LowerAny(whole.substr(i, j - i)));
     i = j;
   }
-  parts.erase(std::remove_if(parts.begin(), parts.end(),
-                             [](const std::string& p) {
-                               return p.empty() || p.size() > kMaxTermBytes;
-                             }),
-              parts.end());
+  // Parts too long to be terms are dropped (the joined indexes shift with them).
+  for (size_t k = parts.size(); k-- > 0;) {
+    if (!parts[k].empty() && parts[k].size() <= kMaxTermBytes) continue;
+    parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(k));
+    for (auto& [at, seg] : *joined) {
+      if (at > k) --at;
+    }
+  }
+  joined->erase(std::remove_if(joined->begin(), joined->end(),
+                               [&](const std::pair<size_t, std::string>& j) {
+                                 return !connectors || j.first >= parts.size() ||
+                                        j.second.size() > kMaxTermBytes;
+                               }),
+                joined->end());
 }
 
 }  // namespace
@@ -158,7 +197,17 @@ std::string American(const std::string& w) {
 
 std::string EnglishStem(const std::string& word) {
   thread_local const Xapian::Stem stemmer("english");
-  return stemmer(American(word));
+  const std::string american = American(word);
+  std::string stem = stemmer(american);
+  // Porter2 keeps the s of a plural after -u or of a word with no other vowel: GPUs, CPUs,
+  // LLMs, PRs stay apart from gpu, cpu, llm, pr. Words of four or more letters drop it here.
+  if (stem == american && stem.size() >= 4 && stem.back() == 's' && stem[stem.size() - 2] != 's') {
+    const std::string singular = stem.substr(0, stem.size() - 1);
+    const bool after_u = singular.back() == 'u';
+    const bool no_vowel = singular.find_first_of("aeiouy") == std::string::npos;
+    if (after_u || no_vowel) stem = stemmer(singular);
+  }
+  return stem;
 }
 
 size_t DecodeUtf8(absl::string_view s, size_t at, uint32_t* cp) { return Decode(s, at, cp); }
@@ -182,6 +231,7 @@ void ForEachToken(absl::string_view text, absl::FunctionRef<void(const TextToken
     if (IsCjk(cp)) {
       t.kind = TextToken::Kind::kCjk;
       t.parts.clear();
+      t.joined.clear();
       t.begin = i;
       while (i < text.size()) {
         len = Decode(text, i, &cp);
@@ -225,7 +275,7 @@ void ForEachToken(absl::string_view text, absl::FunctionRef<void(const TextToken
     if (whole.empty()) continue;
     t.begin = begin;
     t.end = i;
-    PartsOf(whole, &t.parts);
+    PartsOf(whole, &t.parts, &t.joined);
     if (t.parts.empty()) continue;
     (void)connected;
     if (t.parts.size() == 1) {  // a word ("__init__" is the word init)

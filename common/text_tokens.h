@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -39,6 +40,10 @@ struct TextToken {
   std::string text;
   // kWord: {text}; kCompound: its parts (two or more, lower-cased); kCjk: its characters.
   std::vector<std::string> parts;
+  // kCompound: the segments between connectors that camel case split (`cuDNN` in `CUDA/cuDNN`,
+  // `DataFrame` in `pd.DataFrame`), lower-cased, with the index of their first part: indexed
+  // whole too, so `cudnn` and `dataframe` find them.
+  std::vector<std::pair<size_t, std::string>> joined;
   // Byte range of the token in the text.
   size_t begin = 0;
   size_t end = 0;

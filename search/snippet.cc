@@ -156,6 +156,7 @@ std::vector<Match> FindMatches(const std::string& text, const SnippetTerms& term
     } else {
       if (!t.text.empty()) key = key_of(t.text);
       for (size_t i = 0; i < t.parts.size() && key.empty(); ++i) key = key_of(t.parts[i]);
+      for (size_t i = 0; i < t.joined.size() && key.empty(); ++i) key = key_of(t.joined[i].second);
     }
     if (!key.empty()) out.push_back({t.begin, t.end, std::move(key)});
   });

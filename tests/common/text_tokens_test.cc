@@ -56,7 +56,11 @@ TEST(TextTokensTest, Table) {
       {"flash-attn", {{Kind::kCompound, "flash-attn", {"flash", "attn"}}}},
       {"显存不足 OOM", {{Kind::kCjk, "显存不足", {"显", "存", "不", "足"}},
                         {Kind::kWord, "oom", {"oom"}}}},
-      {"Ünïcode café", {{Kind::kWord, "ünïcode", {"ünïcode"}}, {Kind::kWord, "café", {"café"}}}},
+      // Latin diacritics are folded, as FTS5's unicode61 does.
+      {"Ünïcode café naïve Straße", {{Kind::kWord, "unicode", {"unicode"}},
+                                     {Kind::kWord, "cafe", {"cafe"}},
+                                     {Kind::kWord, "naive", {"naive"}},
+                                     {Kind::kWord, "strasse", {"strasse"}}}},
       {"🐛 ### ---  \xff\xfe", {}},
   };
   for (const Case& c : cases) {
@@ -69,6 +73,19 @@ TEST(TextTokensTest, Table) {
       EXPECT_EQ(got[i].parts, c.tokens[i].parts) << i;
     }
   }
+}
+
+// A segment split by camel case inside a compound is also kept whole (`cudnn` finds
+// `CUDA/cuDNN`), with the index of its first part.
+TEST(TextTokensTest, CamelSegmentsOfCompoundsAreJoined) {
+  std::vector<TextToken> got = Tokens("CUDA/cuDNN pd.DataFrame RuntimeError");
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_THAT(got[0].parts, ElementsAre("cuda", "cu", "dnn"));
+  ASSERT_EQ(got[0].joined.size(), 1u);
+  EXPECT_EQ(got[0].joined[0], (std::pair<size_t, std::string>{1, "cudnn"}));
+  ASSERT_EQ(got[1].joined.size(), 1u);
+  EXPECT_EQ(got[1].joined[0], (std::pair<size_t, std::string>{1, "dataframe"}));
+  EXPECT_TRUE(got[2].joined.empty());  // no connector: the token's text is the whole already
 }
 
 TEST(TextTokensTest, OffsetsPointAtTheToken) {
@@ -115,6 +132,13 @@ TEST(EnglishStemTest, BritishAndAmericanSpellingsMeet) {
   // Words spelt -ise in American English too keep their own stems.
   EXPECT_NE(EnglishStem("promise"), EnglishStem("promize"));
   EXPECT_EQ(EnglishStem("exercise"), EnglishStem("exercises"));
+  // Plurals Porter2 keeps apart: after -u, and words without another vowel.
+  EXPECT_EQ(EnglishStem("gpus"), EnglishStem("gpu"));
+  EXPECT_EQ(EnglishStem("cpus"), EnglishStem("cpu"));
+  EXPECT_EQ(EnglishStem("llms"), EnglishStem("llm"));
+  EXPECT_EQ(EnglishStem("cnns"), EnglishStem("cnn"));
+  EXPECT_NE(EnglishStem("bus"), EnglishStem("bu"));      // too short
+  EXPECT_NE(EnglishStem("class"), EnglishStem("clas"));  // -ss
   EXPECT_NE(EnglishStem("raise"), EnglishStem("raize"));
   EXPECT_NE(EnglishStem("four"), EnglishStem("for"));
 }
