@@ -199,6 +199,8 @@ TEST_F(HttpApiE2eTest, StatusAndHealth) {
   auto everything = Json(client_->Get("/v1/search?q="));
   EXPECT_EQ(status["documents"], everything["total"]) << status;
   EXPECT_NE(status["documents"], "0") << status;
+  // `issuescope crawl` records the tagger its tags were made with (the built-in taxonomy).
+  EXPECT_EQ(status["tagger"].get<std::string>().rfind("llm-dl/1 ", 0), 0u) << status;
   auto health = client_->Get("/healthz");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
