@@ -306,6 +306,43 @@ TEST_F(SearcherTest, CountsOnlyAnswersTotalAndFacetsWithoutHits) {
   EXPECT_TRUE(counts->facets_exact());
 }
 
+// explain: each hit's score parts (words in the text, words in the title) add up to its score,
+// largest first; without explain there are none.
+TEST_F(SearcherTest, ExplainedPartsAddUpToTheScore) {
+  for (const std::string query : {"memory", "illegal memory access", "\"illegal memory\" crash",
+                                  "matmul OR segfault", "memory in:body"}) {
+    v1::SearchRequest request;
+    request.set_query(query);
+    request.set_explain(true);
+    absl::StatusOr<v1::SearchResponse> response = searcher_->Search(request);
+    ASSERT_TRUE(response.ok()) << query << ": " << response.status();
+    ASSERT_GT(response->hits_size(), 0) << query;
+    for (const v1::SearchHit& hit : response->hits()) {
+      ASSERT_GT(hit.explain_size(), 0) << query;
+      double sum = 0;
+      for (int i = 0; i < hit.explain_size(); ++i) {
+        sum += hit.explain(i).weight();
+        EXPECT_FALSE(hit.explain(i).terms().empty());
+        if (i > 0) EXPECT_GE(hit.explain(i - 1).weight(), hit.explain(i).weight());
+      }
+      EXPECT_NEAR(sum, hit.score(), 1e-6 * std::max(1.0, hit.score())) << query << " #"
+                                                                        << hit.number();
+    }
+  }
+  // A title word shows as such.
+  v1::SearchRequest request;
+  request.set_query("matmul");
+  request.set_explain(true);
+  const v1::SearchResponse response = *searcher_->Search(request);
+  ASSERT_GT(response.hits_size(), 0);
+  std::vector<std::string> parts;
+  for (const v1::ScorePart& p : response.hits(0).explain()) parts.push_back(p.part());
+  EXPECT_THAT(parts, ::testing::Contains("title \"matmul\""));
+  EXPECT_THAT(parts, ::testing::Contains("text \"matmul\""));
+  request.set_explain(false);
+  EXPECT_EQ(searcher_->Search(request)->hits(0).explain_size(), 0);
+}
+
 TEST_F(SearcherTest, FacetsAreExactWhenNoneWereAsked) {
   for (const std::string& query : {"", "crashes", "org:pytorch"}) {
     v1::SearchRequest request;
