@@ -1,7 +1,6 @@
 #include "common/index_text.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -365,9 +364,6 @@ std::optional<TextBounds> DecodeTextBounds(const std::string& value) {
 
 namespace {
 
-// StemOf returns the English stem of a lower-case word (one stemmer per thread: Xapian::Stem
-// keeps state while stemming, and documents and queries are handled in parallel).
-std::string StemOf(const std::string& word) { return EnglishStem(word); }
 
 // TextIndexer adds the terms of texts to one document, positions running on across calls.
 // Positions are added as they come; weights are summed per term and written once by Finish
@@ -393,12 +389,12 @@ class TextIndexer {
           const Xapian::termpos first = pos_ + 1;
           if (!t.text.empty()) {
             Posting(prefix_ + t.text, first, weight, fixed);
-            if (IsStemmable(t.text)) Weigh("Z" + prefix_ + StemOf(t.text), weight, fixed);
+            if (IsStemmable(t.text)) Weigh("Z" + prefix_ + EnglishStem(t.text), weight, fixed);
           }
           for (const std::string& part : t.parts) Word(part, ++pos_, weight, fixed);
           for (const auto& [at, segment] : t.joined) {
             Posting(prefix_ + segment, first + static_cast<Xapian::termpos>(at), weight, fixed);
-            if (IsStemmable(segment)) Weigh("Z" + prefix_ + StemOf(segment), weight, fixed);
+            if (IsStemmable(segment)) Weigh("Z" + prefix_ + EnglishStem(segment), weight, fixed);
           }
           break;
         }
@@ -445,7 +441,7 @@ class TextIndexer {
   }
   void Word(const std::string& word, Xapian::termpos pos, double weight, bool fixed) {
     Posting(prefix_ + word, pos, weight, fixed);
-    if (IsStemmable(word)) Weigh("Z" + prefix_ + StemOf(word), weight, fixed);
+    if (IsStemmable(word)) Weigh("Z" + prefix_ + EnglishStem(word), weight, fixed);
   }
 
   Xapian::Document* doc_;
@@ -458,13 +454,11 @@ class TextIndexer {
 // SectionWdf is the weight per occurrence of a body or comment section of `kind`.
 double SectionWdf(SectionKind kind, bool comment) {
   const TextWeights& w = kTextWeights;
-  static const double comment_prose = TuneValue("COMMENT", w.comment_prose),
-                      code = TuneValue("CODE", w.code), log = TuneValue("LOG", w.log);
   switch (kind) {
-    case SectionKind::kProse: return comment ? comment_prose : w.body_prose;
-    case SectionKind::kException: return comment ? comment_prose : w.body_prose;
-    case SectionKind::kCode: return code;
-    case SectionKind::kLog: return log;
+    case SectionKind::kProse: return comment ? w.comment_prose : w.body_prose;
+    case SectionKind::kException: return comment ? w.comment_prose : w.body_prose;
+    case SectionKind::kCode: return w.code;
+    case SectionKind::kLog: return w.log;
     case SectionKind::kEnvironment: return w.environment;
     case SectionKind::kTemplate: return w.template_text;
   }
@@ -495,7 +489,7 @@ void AddSections(absl::string_view text, bool comment, TextIndexer* indexer,
 
 // Term returns the query term of a lower-case word: its stem (all its forms) when `stem`.
 Xapian::Query WordTerm(const std::string& word, const std::string& prefix, bool stem) {
-  if (stem && IsStemmable(word)) return Xapian::Query("Z" + prefix + StemOf(word));
+  if (stem && IsStemmable(word)) return Xapian::Query("Z" + prefix + EnglishStem(word));
   return Xapian::Query(prefix + word);
 }
 
@@ -542,11 +536,6 @@ Xapian::Query TokenQuery(const TextToken& t, const std::string& prefix) {
 
 }  // namespace
 
-double TuneValue(const char* name, double value) {
-  const char* v = std::getenv((std::string("ISSUESCOPE_TUNE_") + name).c_str());
-  return v == nullptr ? value : std::atof(v);
-}
-
 void IndexIssueText(const v1::IssueWithComments& iwc, Xapian::Document* doc) {
   const v1::Issue& issue = iwc.issue();
   // The title under its own prefix, for `in:title` and the title bonus of ranked queries.
@@ -556,8 +545,7 @@ void IndexIssueText(const v1::IssueWithComments& iwc, Xapian::Document* doc) {
   // All text once, unprefixed: title, body, comments, with a gap of positions between them so
   // that a phrase never spans two; each section weighted by what it is.
   TextIndexer all(doc, "");
-  static const double title_weight = TuneValue("TITLE", kTextWeights.title);
-  all.Add(issue.title(), title_weight, true);
+  all.Add(issue.title(), kTextWeights.title, true);
   all.Gap(kFieldGap);
   TextBounds bounds;
   bounds.body = all.pos() + 1;
@@ -572,10 +560,9 @@ void IndexIssueText(const v1::IssueWithComments& iwc, Xapian::Document* doc) {
   // Length normalisation at index time (BM25's b, with a fixed pivot): a word of a long thread
   // weighs less than the same word in a short report, and the search reads no document length.
   const TextWeights& w = kTextWeights;
-  static const double b = TuneValue("B", w.length_b), pivot = TuneValue("PIVOT", w.length_pivot),
-                      min_norm = TuneValue("MIN_NORM", w.min_norm);
-  const double norm = 1 - b + b * std::max(all.weighed(), 1.0) / pivot;
-  all.Finish(w.wdf_scale, std::max(norm, min_norm));
+  const double norm =
+      1 - w.length_b + w.length_b * std::max(all.weighed(), 1.0) / w.length_pivot;
+  all.Finish(w.wdf_scale, std::max(norm, w.min_norm));
   doc->add_value(kTextBoundsSlot, EncodeTextBounds(bounds));
   doc->add_value(kSectionRangesSlot, EncodeSectionRanges(ranges));
 }
@@ -653,8 +640,7 @@ Xapian::Query TitleBonusQuery(const std::vector<std::string>& words) {
   Xapian::Query bonus(Xapian::Query::OP_OR, terms.begin(), terms.end());
   // (No title phrase here: Xapian 1.4 defers positional checks, and a phrase on the optional
   // side of OP_AND_MAYBE let pruned passes drop or repeat documents; see match_split_test.)
-  static const double boost = TuneValue("TITLE_BOOST", kTitleBoost);
-  return Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, bonus, boost);
+  return Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, bonus, kTitleBoost);
 }
 
 Xapian::Query ScopeToField(const Xapian::Query& text, TextField field,

@@ -66,9 +66,6 @@ inline constexpr TextWeights kTextWeights;
 // repeated occurrences saturate, in units of wdf_scale.
 inline constexpr double kRankingK1 = 2;
 
-// TuneValue returns $ISSUESCOPE_TUNE_<name> when set (for tuning runs), else `value`.
-double TuneValue(const char* name, double value);
-
 // kFieldGap is the gap of positions between title, body and each comment.
 inline constexpr Xapian::termpos kFieldGap = 100;
 // kExactFormBoost scales the whole-identifier term of a compound query token.

@@ -250,11 +250,9 @@ void ForEachToken(absl::string_view text, absl::FunctionRef<void(const TextToken
     }
     // A compound: word characters and '_', joined by connectors followed by a word character.
     const size_t begin = i;
-    bool connected = false;
     while (i < text.size()) {
       len = Decode(text, i, &cp);
       if (IsWordCp(cp) || cp == '_') {
-        connected = connected || cp == '_';
         i += len;
         continue;
       }
@@ -265,7 +263,6 @@ void ForEachToken(absl::string_view text, absl::FunctionRef<void(const TextToken
       uint32_t next = 0;
       Decode(text, i + skip, &next);
       if (!IsWordCp(next)) break;
-      connected = true;
       i += skip;
     }
     absl::string_view whole = text.substr(begin, i - begin);
@@ -277,7 +274,6 @@ void ForEachToken(absl::string_view text, absl::FunctionRef<void(const TextToken
     t.end = i;
     PartsOf(whole, &t.parts, &t.joined);
     if (t.parts.empty()) continue;
-    (void)connected;
     if (t.parts.size() == 1) {  // a word ("__init__" is the word init)
       t.kind = TextToken::Kind::kWord;
       t.text = t.parts[0];

@@ -146,8 +146,7 @@ RankingWeight* RankingWeight::unserialise(const std::string& /*serialised*/) con
 }
 
 void RankingWeight::init(double factor) {
-  static const double k1 = index::TuneValue("K1", index::kRankingK1);
-  constexpr double k3 = 1;
+  constexpr double k1 = index::kRankingK1, k3 = 1;
   // Robertson–Spärck Jones idf without relevance information, as Xapian's BM25Weight: a term
   // in more than half the documents would weigh less than nothing; ratios below 2 are mapped
   // into [1, 2) so that every term keeps a small positive weight.
@@ -168,7 +167,7 @@ double RankingWeight::Quantized(double w) {
 }
 
 double RankingWeight::Part(Xapian::termcount wdf) const {
-  static const double k1 = index::TuneValue("K1", index::kRankingK1);
+  constexpr double k1 = index::kRankingK1;
   const double w = wdf;
   return termweight_ * (w / (k1 + w));
 }
@@ -189,19 +188,13 @@ double RankingWeight::get_sumextra(Xapian::termcount /*doclen*/,
 
 double RankingWeight::get_maxextra() const { return 0; }
 
+// Explain fills hit->explain: the weight of each of `parts` in the hit's document.
 void Explain(const Xapian::Database& db,
              const std::vector<std::pair<std::string, Xapian::Query>>& parts,
-             const Xapian::Document& doc, v1::SearchHit* hit) {
+             v1::SearchHit* hit) {
   // The document's unique term restricts each part to it; the part's weight there is its
   // share of the score (Xapian adds the weights of OR'ed, AND'ed and AND_MAYBE'd parts).
-  std::string id_term;
-  for (Xapian::TermIterator t = doc.termlist_begin(); t != doc.termlist_end(); ++t) {
-    if ((*t)[0] == index::kIdPrefix[0]) {
-      id_term = *t;
-      break;
-    }
-  }
-  if (id_term.empty()) return;
+  const std::string id_term = index::IdTerm(hit->repo_slug(), hit->number());
   std::vector<v1::ScorePart> out;
   for (const auto& [label, query] : parts) {
     Xapian::Enquire enquire(db);
@@ -649,7 +642,7 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
       hit.set_snippet(MakeSnippet(snippet_terms, parsed.has_text, *iwc, options.snippet_bytes));
     }
     if (options.explain && parsed.has_text) {
-      Explain(split.db(candidate.part), parts[candidate.part].explain_parts, doc, &hit);
+      Explain(split.db(candidate.part), parts[candidate.part].explain_parts, &hit);
     }
     if (by_value) {
       hits[k].sort_value = doc.get_value(slot);

@@ -62,8 +62,10 @@ class Parser {
       Xapian::Query bonus = index::TitleBonusQuery(bonus_words_);
       if (!bonus.empty()) {
         parsed.query = Xapian::Query(Xapian::Query::OP_AND_MAYBE, parsed.query, bonus);
-        for (auto& part : index::TitleBonusParts(bonus_words_)) {
-          explain_parts_.push_back(std::move(part));
+        if (options_.explain) {
+          for (auto& part : index::TitleBonusParts(bonus_words_)) {
+            explain_parts_.push_back(std::move(part));
+          }
         }
       }
     }
@@ -300,8 +302,10 @@ class Parser {
     }
     if (!alternatives.empty()) {
       clause.query = Combine(Xapian::Query::OP_OR, alternatives);
-      explain_parts_.emplace_back(absl::StrCat(phrase ? "phrase \"" : "text \"", text, "\""),
-                                  clause.query);
+      if (options_.explain) {
+        explain_parts_.emplace_back(absl::StrCat(phrase ? "phrase \"" : "text \"", text, "\""),
+                                    clause.query);
+      }
     }
     if (clause.query.empty()) {
       // Punctuation among words (`analyzepsbt[`, `]`) constrains nothing; a query of nothing

@@ -52,7 +52,7 @@ struct ParsedQuery {
   bool relaxable = false;
   // The parts a hit's score is made of, labelled (`text "kv"`, `title "kv"`): each free-text
   // atom's query and each part of the title bonus. SearchRequest.explain weighs each against
-  // the hit.
+  // the hit. Only with ParseOptions::explain.
   std::vector<std::pair<std::string, Xapian::Query>> explain_parts;
 };
 
@@ -62,6 +62,8 @@ struct ParseOptions {
   // negations stay as they are): issues with some of the words, ranked by how well they match.
   // The searcher uses it when no issue has all the words. Default: false.
   bool relax = false;
+  // Fill ParsedQuery::explain_parts (SearchRequest.explain). Default: false.
+  bool explain = false;
 };
 
 // QueryParser parses queries; see the file comment.

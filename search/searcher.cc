@@ -297,14 +297,16 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   std::vector<Lease> helpers;
   const MatchSplit split = Split(lease, &helpers);
   const Xapian::Database* db = &split.db(0);
-  ASSIGN_OR_RETURN(std::vector<ParsedQuery> parts, ParseForParts(split, request.query()));
+  ParseOptions parse_options;
+  parse_options.explain = request.explain();
+  ASSIGN_OR_RETURN(std::vector<ParsedQuery> parts,
+                   ParseForParts(split, request.query(), parse_options));
   // No issue has every word (a paraphrase, a long title pasted as a query): rank the issues
   // that have some of them instead, and say so.
   bool relaxed = false;
   if (parts[0].relaxable && !MatchesAny(*db, parts[0].query)) {
-    ParseOptions relax;
-    relax.relax = true;
-    ASSIGN_OR_RETURN(parts, ParseForParts(split, request.query(), relax));
+    parse_options.relax = true;
+    ASSIGN_OR_RETURN(parts, ParseForParts(split, request.query(), parse_options));
     relaxed = true;
   }
   const ParsedQuery& parsed = parts[0];

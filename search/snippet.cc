@@ -17,7 +17,6 @@ constexpr size_t kMaxAnchors = 64;
 
 bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
-std::string StemOf(const std::string& word) { return EnglishStem(word); }
 
 // A Source is one text a snippet may come from, in order of preference.
 struct Source {
@@ -26,19 +25,17 @@ struct Source {
 };
 
 // Roots are lower-case strings one of which every text holding a match contains: the query's
-// words, its stems without a final 'i' (happy -> happi) and, for -iz- stems, their British
-// spelling, and its wildcard patterns.
+// words, its stems without a final 'i' (happy -> happi) and cut before an "iz" (optimiz- and
+// optimis- alike), the -our form of -or stems, and its wildcard patterns.
 std::vector<std::string> RootsOf(const SnippetTerms& terms) {
   std::vector<std::string> roots(terms.words.begin(), terms.words.end());
   for (std::string stem : terms.stems) {
     if (!stem.empty() && stem.back() == 'i') stem.pop_back();
-    if (const size_t iz = stem.find("iz"); iz != std::string::npos) {
-      roots.push_back(stem.substr(0, iz) + "is");
-    }
+    // Up to an "iz" (both spellings start so), and the British -our of an -or stem.
+    roots.push_back(stem.substr(0, std::min(stem.size(), stem.find("iz"))));
     if (const size_t o = stem.rfind("or"); o != std::string::npos && o + 2 == stem.size()) {
       roots.push_back(stem.substr(0, o) + "our");
     }
-    roots.push_back(stem.substr(0, std::min(stem.size(), stem.find("iz"))));
   }
   for (const std::string& w : terms.wildcards) roots.push_back(w);
   std::vector<std::string> kept;
@@ -135,7 +132,7 @@ std::vector<Match> FindMatches(const std::string& text, const SnippetTerms& term
   auto key_of = [&](const std::string& w) -> std::string {
     if (terms.words.contains(w)) return w;
     if (IsStemmable(w) && heads.contains(absl::string_view(w).substr(0, 2))) {
-      std::string stem = StemOf(w);
+      std::string stem = EnglishStem(w);
       if (terms.stems.contains(stem)) return "Z" + stem;
     }
     for (const std::string& p : terms.wildcards) {

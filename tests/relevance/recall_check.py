@@ -446,36 +446,26 @@ class Issuescope(rb.Issuescope):
     def export(self, query):
         """The set of refs Export returns; None when the query language rejects the query."""
         if self.mode == "grpc":
-            for attempt in range(1, 4):
-                try:
-                    stream = self.stub.Export(self.pb.ExportRequest(query=query), timeout=120)
-                    return {f"{h.repo}#{h.number}" for h in stream}
-                except self.grpc.RpcError as e:
-                    if e.code() == self.grpc.StatusCode.INVALID_ARGUMENT:
-                        return None
-                    if attempt == 3:
-                        raise CheckError(f"issuescope Export({query!r}): {e.code()} {e.details()}")
-                    log(f"Export({query!r}) failed ({e.code()}); retrying in 30s")
-                    time.sleep(30)
+            try:
+                stream = self.stub.Export(self.pb.ExportRequest(query=query), timeout=120)
+                return {f"{h.repo}#{h.number}" for h in stream}
+            except self.grpc.RpcError as e:
+                if e.code() == self.grpc.StatusCode.INVALID_ARGUMENT:
+                    return None
+                raise CheckError(f"issuescope Export({query!r}): {e.code()} {e.details()}")
         cmd = [os.path.join(self.bindir, "issuescope"), "export", "--data", self.data, query,
                "--format", "jsonl"]
-        for attempt in range(1, 4):
-            try:
-                p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            except OSError as e:  # the binary is being replaced
-                msg, code = str(e), None
-            else:
-                if p.returncode == 0:
-                    return {f"{h['repo']}#{h['number']}"
-                            for h in map(json.loads, p.stdout.splitlines()) if h}
-                msg, code = p.stderr.strip(), p.returncode
-                if code == 2 or " at column " in msg or "INVALID_ARGUMENT" in msg:
-                    return None
-            if attempt == 3:
-                raise CheckError(f"issuescope export {query!r}: {msg}")
-            log(f"issuescope export {query!r} failed ({msg.splitlines()[-1] if msg else '?'}); "
-                "retrying in 30s")
-            time.sleep(30)
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        except OSError as e:
+            raise CheckError(f"issuescope export {query!r}: {e}")
+        if p.returncode == 0:
+            return {f"{h['repo']}#{h['number']}"
+                    for h in map(json.loads, p.stdout.splitlines()) if h}
+        msg = p.stderr.strip()
+        if p.returncode == 2 or " at column " in msg or "INVALID_ARGUMENT" in msg:
+            return None
+        raise CheckError(f"issuescope export {query!r}: {msg}")
 
 
 OPEN, CLOSE = "\ue000", "\ue001"  # private-use marks for highlight(); the corpus has none
@@ -655,7 +645,7 @@ def main(argv):
     os.makedirs(work, exist_ok=True)
     isc = None
     try:
-        rb.wait_for_binaries(args.bin, ["issuescope-bulk-index", "issuescope"], 180)
+        rb.require_binaries(args.bin, ["issuescope-bulk-index", "issuescope"])
         docs = rb.load_corpus(data)
         queries = make_queries(docs, args.seed, args.per_kind)
         log(f"corpus: {len(docs)} documents; {len(queries)} queries")

@@ -637,33 +637,22 @@ def inside_checkout(path):
     return real == root or real.startswith(root + os.sep)
 
 
-def wait_for_binaries(bindir, names, timeout):
-    deadline = time.time() + timeout
-    while True:
-        missing = [n for n in names if not os.access(os.path.join(bindir, n), os.X_OK)]
-        if not missing:
-            return
-        if time.time() > deadline:
-            raise BenchError(f"missing in {bindir}: {', '.join(missing)}")
-        log(f"waiting for {', '.join(missing)} in {bindir} (being rebuilt?)")
-        time.sleep(15)
+def require_binaries(bindir, names):
+    """Fails at once, naming what is missing, unless every program is in `bindir`."""
+    missing = [n for n in names if not os.access(os.path.join(bindir, n), os.X_OK)]
+    if missing:
+        raise BenchError(f"missing in {bindir}: {', '.join(missing)} (build them first)")
 
 
-def run_retrying(cmd, what, attempts=3, pause=30):
-    for attempt in range(1, attempts + 1):
-        try:
-            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        except OSError as e:  # e.g. the binary is being replaced
-            err = str(e)
-        else:
-            if p.returncode == 0:
-                return p
-            err = (p.stderr or p.stdout).strip()[-2000:]
-        if attempt < attempts:
-            log(f"{what} failed (attempt {attempt}): {err.splitlines()[-1] if err else '?'}; "
-                f"retrying in {pause}s")
-            time.sleep(pause)
-    raise BenchError(f"{what} failed: {err}")
+def run_checked(cmd, what):
+    """Runs `cmd` once; BenchError with its output when it fails."""
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        raise BenchError(f"{what} failed: {e}")
+    if p.returncode != 0:
+        raise BenchError(f"{what} failed: {(p.stderr or p.stdout).strip()[-2000:]}")
+    return p
 
 
 class Issuescope:
@@ -680,7 +669,7 @@ class Issuescope:
     def build(self, jsonl):
         shutil.rmtree(self.data, ignore_errors=True)
         os.makedirs(self.data)
-        run_retrying([os.path.join(self.bindir, "issuescope-bulk-index"), "--index", self.index,
+        run_checked([os.path.join(self.bindir, "issuescope-bulk-index"), "--index", self.index,
                       "--jsonl", jsonl, "--quiet"], "issuescope-bulk-index")
 
     def _load_stubs(self):
@@ -727,37 +716,33 @@ class Issuescope:
                 self._start_server(*stubs)
                 self.mode = "grpc"
                 return
-        wait_for_binaries(self.bindir, ["issuescope"], 180)
+        require_binaries(self.bindir, ["issuescope"])
         self.mode = "cli"
 
     def _start_server(self, grpc, search_pb2, search_pb2_grpc):
         self.grpc, self.pb = grpc, search_pb2
         port_file = os.path.join(self.work, "search.port")
-        for attempt in range(1, 4):
-            if os.path.exists(port_file):
-                os.remove(port_file)
-            wait_for_binaries(self.bindir, ["issuescope-search"], 180)
-            logf = open(os.path.join(self.work, "search.log"), "w")
-            try:
-                self.server = subprocess.Popen(
-                    [os.path.join(self.bindir, "issuescope-search"), "--index", self.index,
-                     "--listen", "127.0.0.1:0", "--port-file", port_file, "--log-level", "warn"],
-                    stdout=logf, stderr=subprocess.STDOUT)
-            except OSError as e:
-                self.server = None
-                log(f"issuescope-search did not start ({e})")
-            deadline = time.time() + 30
-            while self.server and time.time() < deadline and self.server.poll() is None:
-                if os.path.exists(port_file) and open(port_file).read().strip():
-                    port = open(port_file).read().strip()
-                    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-                    self.stub = search_pb2_grpc.SearchStub(channel)
-                    return
-                time.sleep(0.1)
-            self.stop()
-            if attempt < 3:
-                log(f"issuescope-search did not come up (attempt {attempt}); retrying in 30s")
-                time.sleep(30)
+        if os.path.exists(port_file):
+            os.remove(port_file)
+        require_binaries(self.bindir, ["issuescope-search"])
+        logf = open(os.path.join(self.work, "search.log"), "w")
+        try:
+            self.server = subprocess.Popen(
+                [os.path.join(self.bindir, "issuescope-search"), "--index", self.index,
+                 "--listen", "127.0.0.1:0", "--port-file", port_file, "--log-level", "warn"],
+                stdout=logf, stderr=subprocess.STDOUT)
+        except OSError as e:
+            raise BenchError(f"issuescope-search did not start ({e})")
+        # Wait for the port file (a condition with a deadline).
+        deadline = time.time() + 30
+        while time.time() < deadline and self.server.poll() is None:
+            if os.path.exists(port_file) and open(port_file).read().strip():
+                port = open(port_file).read().strip()
+                channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+                self.stub = search_pb2_grpc.SearchStub(channel)
+                return
+            time.sleep(0.1)
+        self.stop()
         raise BenchError("issuescope-search did not start; see " + os.path.join(self.work,
                                                                                   "search.log"))
 
@@ -993,7 +978,7 @@ def main(argv):
     timings = {}
     issuescope = None
     try:
-        wait_for_binaries(args.bin, ["issuescope-bulk-index", "issuescope-search"], 180)
+        require_binaries(args.bin, ["issuescope-bulk-index", "issuescope-search"])
         t = time.time()
         docs = load_corpus(data)
         docs_by_ref = {d["ref"]: d for d in docs}
