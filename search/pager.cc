@@ -155,14 +155,14 @@ void RankingWeight::init(double factor) {
   if (ratio < 2) ratio = ratio * 0.5 + 1;
   const double wqf = get_wqf();
   termweight_ = std::log(ratio) * factor * ((k3 + 1) * wqf / (k3 + wqf)) * (k1 + 1);
-  for (Xapian::termcount wdf = 0; wdf < kTable; ++wdf) table_[wdf] = Quantized(Part(wdf));
+  for (Xapian::termcount wdf = 0; wdf < kTable; ++wdf) table_[wdf] = PartOf(wdf);
 }
 
-// Weights are multiples of 2^-20, so that adding a document's parts gives the same score in any
-// order: Xapian's matcher regroups the sum as it prunes (an OR decays to AND_MAYBE, …), and a
+// Weights are multiples of 2^-36, so that adding a document's parts gives the same score in any
+// order (exactly, while a score stays below 2^17: doubles carry 53 bits): Xapian's matcher regroups the sum as it prunes (an OR decays to AND_MAYBE, …), and a
 // split search (search/match_split.h) must rank exactly as one pass, ties included.
 double RankingWeight::Quantized(double w) {
-  constexpr double kScale = 1 << 20;
+  constexpr double kScale = kQuantumScale;
   return std::round(w * kScale) / kScale;
 }
 
@@ -172,13 +172,23 @@ double RankingWeight::Part(Xapian::termcount wdf) const {
   return termweight_ * (w / (k1 + w));
 }
 
+double RankingWeight::PartOf(Xapian::termcount wdf) const {
+  // A posting that weighs something in the text (wdf > 0) never rounds to 0: a word in nearly
+  // every document (`python` in every environment dump) has a tiny idf, and were all its
+  // postings to weigh exactly 0, Xapian's matcher could not tell the few that count from the
+  // rest and would keep every one of a million postings as a candidate.
+  constexpr double kQuantum = 1.0 / kQuantumScale;
+  if (wdf == 0 || termweight_ <= 0) return 0;
+  return std::max(kQuantum, Quantized(Part(wdf)));
+}
+
 double RankingWeight::get_sumpart(Xapian::termcount wdf, Xapian::termcount /*doclen*/,
                                   Xapian::termcount /*uniqterms*/) const {
-  return wdf < kTable ? table_[wdf] : Quantized(Part(wdf));
+  return wdf < kTable ? table_[wdf] : PartOf(wdf);
 }
 
 double RankingWeight::get_maxpart() const {
-  return Quantized(Part(get_wdf_upper_bound())) + 1.0 / (1 << 20);
+  return PartOf(get_wdf_upper_bound()) + 1.0 / kQuantumScale;
 }
 
 double RankingWeight::get_sumextra(Xapian::termcount /*doclen*/,

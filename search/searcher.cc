@@ -101,14 +101,6 @@ absl::StatusOr<std::vector<ParsedQuery>> ParseForParts(const MatchSplit& split,
   return parts;
 }
 
-// MatchesAny says whether `query` matches at least one document of `db`.
-bool MatchesAny(const Xapian::Database& db, const Xapian::Query& query) {
-  Xapian::Enquire enquire(db);
-  enquire.set_query(query);
-  enquire.set_weighting_scheme(Xapian::BoolWeight());
-  return enquire.get_mset(0, 1).size() > 0;
-}
-
 int MaxHandles(const std::string& path, int requested) {
   if (path.empty()) return 1;  // ForDatabase: the one handle it was given
   if (requested > 0) return requested;
@@ -301,21 +293,14 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   parse_options.explain = request.explain();
   ASSIGN_OR_RETURN(std::vector<ParsedQuery> parts,
                    ParseForParts(split, request.query(), parse_options));
-  // No issue has every word (a paraphrase, a long title pasted as a query): rank the issues
-  // that have some of them instead, and say so.
-  bool relaxed = false;
-  if (parts[0].relaxable && !MatchesAny(*db, parts[0].query)) {
-    parse_options.relax = true;
-    ASSIGN_OR_RETURN(parts, ParseForParts(split, request.query(), parse_options));
-    relaxed = true;
-  }
-  const ParsedQuery& parsed = parts[0];
+  // Whether the query matches everything (no text, no filter): the same after relaxing.
+  const bool match_all = parts[0].match_all;
 
   // Facets of a match-all query come from term frequencies, exact and cheap, when every
   // document has its facet values (an index written before kFacetsSlot existed lacks the year
   // terms; then the spy reads the documents).
   const bool facets_from_terms =
-      parsed.match_all && !facets.empty() &&
+      match_all && !facets.empty() &&
       db->get_value_freq(index::kFacetsSlot) == db->get_doccount();
   // The total is counted in the pass that ranks the page: the matcher sees every match once
   // (up to the count bound), and weighing one costs little since the ranking reads no document
@@ -326,22 +311,40 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
                                                  : request.page_size();
   page_options.snippet_bytes = kSnippetBytes;
   page_options.explain = request.explain();
-  page_options.count_total = !parsed.match_all;
+  page_options.count_total = !match_all;
   page_options.count_bound = options_.count_bound;
   // Facets of a query whose matches probably fit the bound (Xapian's estimate from term
   // frequencies) are counted by a spy riding along in that pass, which sees every match;
   // otherwise, or when the total proves larger, a second, boolean pass counts them.
   // (One spy per part of the split, added up afterwards.)
-  const bool rides = !facets.empty() && !facets_from_terms && !parsed.match_all &&
-                     EstimateMatches(*db, parsed.query) <= options_.facet_bound;
+  const auto rides_for = [&](const ParsedQuery& p) {
+    return !facets.empty() && !facets_from_terms && !p.match_all &&
+           EstimateMatches(*db, p.query) <= options_.facet_bound;
+  };
+  bool rides = rides_for(parts[0]);
   PartSpies<FacetCounter> ride_along(rides ? split.parts() : 0, facets, options_.facet_bound);
   page_options.spies = ride_along.spies;
   ASSIGN_OR_RETURN(Page page, FetchPage(split, parts, cursor, page_options));
+  // No issue has every word (a paraphrase, a long title pasted as a query): rank the issues
+  // that have some of them instead, and say so. Known from the pass above, which counted the
+  // matches (exactly, when there are none): a separate check for any match would be a boolean
+  // pass over every posting of the query's words, as long as the ranking pass itself.
+  bool relaxed = false;
+  if (parts[0].relaxable && page.total.has_value() && *page.total == 0 && page.total_exact) {
+    parse_options.relax = true;
+    ASSIGN_OR_RETURN(parts, ParseForParts(split, request.query(), parse_options));
+    relaxed = true;
+    rides = rides_for(parts[0]);
+    ride_along = PartSpies<FacetCounter>(rides ? split.parts() : 0, facets,
+                                         options_.facet_bound);
+    page_options.spies = ride_along.spies;
+    ASSIGN_OR_RETURN(page, FetchPage(split, parts, cursor, page_options));
+  }
   FacetCounter* rode = rides ? &ride_along.Merged() : nullptr;
 
   v1::SearchResponse response;
-  const int64_t total = parsed.match_all ? db->get_doccount() : page.total.value_or(0);
-  const bool total_exact = parsed.match_all || page.total_exact;
+  const int64_t total = match_all ? db->get_doccount() : page.total.value_or(0);
+  const bool total_exact = match_all || page.total_exact;
   response.set_total(total);
   response.set_total_exact(total_exact);
   response.set_relaxed(relaxed);

@@ -253,9 +253,8 @@ TEST(RankingWeightTest, SameAsXapiansBm25WithoutLengthNormalisation) {
     const auto got = ranked(RankingWeight());
     ASSERT_FALSE(expected.empty()) << query.get_description();
     ASSERT_EQ(got.size(), expected.size()) << query.get_description();
-    // RankingWeight rounds each part to a multiple of 2^-20 (sums independent of their order),
-    // so weights agree within a few millionths, and documents whose weights differ by less may
-    // swap places.
+    // RankingWeight rounds each part to a multiple of 2^-36 (sums independent of their order),
+    // so weights agree closely, and documents whose weights differ by less may swap places.
     std::map<Xapian::docid, double> want(expected.begin(), expected.end());
     for (size_t i = 0; i < got.size(); ++i) {
       ASSERT_EQ(want.count(got[i].first), 1u) << query.get_description() << " rank " << i;
@@ -264,6 +263,41 @@ TEST(RankingWeightTest, SameAsXapiansBm25WithoutLengthNormalisation) {
       EXPECT_NEAR(got[i].second, expected[i].second, 8e-6) << query.get_description() << " rank " << i;
     }
   }
+}
+
+// A word in every document (`python` in every environment dump) has an idf near 0; its postings
+// must still weigh more where it occurs more, and never exactly 0: were they all equal, the
+// matcher would compare every one of them with the page's last (a million at 1M issues).
+TEST(RankingWeightTest, AWordInEveryDocumentStillRanksByWdf) {
+  Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
+  constexpr int kDocs = 300000;  // enough for the idf to vanish below 2^-20 per posting
+  for (int i = 0; i < kDocs; ++i) {
+    Xapian::Document doc;
+    doc.add_term("python", 1 + i % 4);
+    db.add_document(doc);
+  }
+  Xapian::Enquire enquire(db);
+  enquire.set_query(Xapian::Query("python"));
+  enquire.set_weighting_scheme(RankingWeight());
+  const Xapian::MSet mset = enquire.get_mset(0, 8);
+  ASSERT_EQ(mset.size(), 8u);
+  for (Xapian::MSetIterator it = mset.begin(); it != mset.end(); ++it) {
+    EXPECT_EQ(*it % 4, 0u) << "docid " << *it << " (wdf " << (*it - 1) % 4 + 1 << ")";
+    EXPECT_GT(it.get_weight(), 0);
+  }
+  // The weights of wdf 3 (document 3) and wdf 4 (document 4) differ.
+  Xapian::Enquire all(db);
+  all.set_query(Xapian::Query("python"));
+  all.set_weighting_scheme(RankingWeight());
+  all.set_docid_order(Xapian::Enquire::ASCENDING);
+  const Xapian::MSet top = all.get_mset(0, kDocs);
+  double w3 = -1, w4 = -1;
+  for (Xapian::MSetIterator it = top.begin(); it != top.end(); ++it) {
+    if (*it == 3) w3 = it.get_weight();
+    if (*it == 4) w4 = it.get_weight();
+  }
+  EXPECT_GT(w3, 0);
+  EXPECT_GT(w4, w3);
 }
 
 // The period terms of an on-disk index are cached per revision: a commit that brings a new

@@ -432,6 +432,69 @@ TEST(SearcherRankingTest, TitleFirstAndLongIssuesBelowShortOnes) {
   EXPECT_EQ(env.hits(1).number(), 40);
 }
 
+// Words that no issue has all of: the search is relaxed to any of them (more of them first),
+// and says so; facets, counts_only and later pages agree with the relaxed first page. Words
+// that occur together are not relaxed.
+TEST(SearcherRankingTest, RelaxesWhenNoIssueHasEveryWord) {
+  Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
+  auto add = [&](int64_t number, const std::string& title, const std::string& body,
+                 v1::IssueState state) {
+    testing::IssueSpec spec{v1::TRACKER_GITHUB, "o", "r", number, title, body, {},
+                            state, false, "alice", {},
+                            "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", 0, {}};
+    v1::IssueWithComments iwc = MakeIssue(spec);
+    db.replace_document(index::IdTerm(RepoSlug(iwc.issue().repo()), number),
+                        index::BuildDocument(iwc));
+  };
+  add(1, "tokenizer hangs", "the tokenizer hangs on long inputs", v1::ISSUE_STATE_OPEN);
+  add(2, "sampler crash", "the sampler crashes at startup", v1::ISSUE_STATE_CLOSED);
+  add(3, "tokenizer sampler crash", "both the tokenizer and the sampler crash",
+      v1::ISSUE_STATE_OPEN);
+  add(4, "unrelated", "nothing to see", v1::ISSUE_STATE_OPEN);
+  db.commit();
+  std::unique_ptr<Searcher> searcher = Searcher::ForDatabase(db);
+
+  const v1::SearchResponse strict = MustSearch(*searcher, "tokenizer crash");
+  EXPECT_FALSE(strict.relaxed());
+  EXPECT_EQ(Numbers(strict), std::vector<int64_t>({3}));
+
+  // No issue has "hangs", "startup" and "sampler" together.
+  const v1::SearchResponse relaxed = MustSearch(*searcher, "hangs startup sampler");
+  EXPECT_TRUE(relaxed.relaxed());
+  EXPECT_EQ(relaxed.total(), 3);
+  ASSERT_EQ(relaxed.hits_size(), 3);
+  EXPECT_EQ(relaxed.hits(0).number(), 2);  // two of the words
+  // Facets count the relaxed matches.
+  v1::SearchRequest request;
+  request.set_query("hangs startup sampler");
+  request.add_facets("state");
+  absl::StatusOr<v1::SearchResponse> faceted = searcher->Search(request);
+  ASSERT_TRUE(faceted.ok()) << faceted.status();
+  EXPECT_TRUE(faceted->relaxed());
+  ASSERT_EQ(faceted->facets_size(), 1);
+  int64_t counted = 0;
+  for (const auto& value : faceted->facets(0).values()) counted += value.count();
+  EXPECT_EQ(counted, 3);
+  // counts_only and a later page are relaxed the same way.
+  request.set_counts_only(true);
+  absl::StatusOr<v1::SearchResponse> counts = searcher->Search(request);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  EXPECT_TRUE(counts->relaxed());
+  EXPECT_EQ(counts->total(), 3);
+  const v1::SearchResponse first = MustSearch(*searcher, "hangs startup sampler", 2);
+  ASSERT_EQ(first.hits_size(), 2);
+  ASSERT_FALSE(first.next_page_token().empty());
+  const v1::SearchResponse second =
+      MustSearch(*searcher, "hangs startup sampler", 2, first.next_page_token());
+  EXPECT_TRUE(second.relaxed());
+  ASSERT_EQ(second.hits_size(), 1);
+  EXPECT_EQ(second.hits(0).number(), relaxed.hits(2).number());
+  // A word no issue has at all, alone: nothing, not relaxed.
+  const v1::SearchResponse none = MustSearch(*searcher, "zyzzyva");
+  EXPECT_FALSE(none.relaxed());
+  EXPECT_EQ(none.total(), 0);
+}
+
 TEST(SearcherStatusTest, InMemoryIndexCannotListFeeds) {
   Xapian::WritableDatabase db = FixtureDatabase();
   db.set_metadata("feed:worker-1", "1");
