@@ -3,10 +3,46 @@
 #include <fstream>
 #include <sstream>
 
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/ascii.h"
 #include "grpcpp/create_channel.h"
+#include "grpcpp/support/client_interceptor.h"
 
 namespace issuescope {
+namespace {
+
+// BearerInterceptor adds "authorization: Bearer <token>" to every call's initial metadata.
+class BearerInterceptor : public grpc::experimental::Interceptor {
+ public:
+  explicit BearerInterceptor(const std::string* header) : header_(header) {}
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
+      methods->GetSendInitialMetadata()->insert({"authorization", *header_});
+    }
+    methods->Proceed();
+  }
+
+ private:
+  const std::string* header_;
+};
+
+class BearerInterceptorFactory : public grpc::experimental::ClientInterceptorFactoryInterface {
+ public:
+  explicit BearerInterceptorFactory(const std::string& token) : header_("Bearer " + token) {}
+  grpc::experimental::Interceptor* CreateClientInterceptor(
+      grpc::experimental::ClientRpcInfo* /*info*/) override {
+    return new BearerInterceptor(&header_);
+  }
+
+ private:
+  const std::string header_;
+};
+
+}  // namespace
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
     const std::string& tls_ca_file, const std::string& flag) {
@@ -24,10 +60,27 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
 }
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateCoordinatorChannel(
-    const std::string& address, const std::string& tls_ca_file, const std::string& flag) {
+    const std::string& address, const std::string& tls_ca_file, const std::string& flag,
+    const std::string& bearer_token) {
   auto credentials = ChannelCredentialsFor(tls_ca_file, flag);
   if (!credentials.ok()) return credentials.status();
-  return grpc::CreateChannel(address, *credentials);
+  if (bearer_token.empty()) return grpc::CreateChannel(address, *credentials);
+  std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> creators;
+  creators.push_back(std::make_unique<BearerInterceptorFactory>(bearer_token));
+  return grpc::experimental::CreateCustomChannelWithInterceptors(
+      address, *credentials, grpc::ChannelArguments(), std::move(creators));
+}
+
+absl::StatusOr<std::string> TokenFromEnvironment(const std::string& var,
+                                                 const std::string& flag) {
+  if (var.empty()) return std::string();
+  const char* value = std::getenv(var.c_str());
+  std::string token = value == nullptr ? "" : std::string(absl::StripAsciiWhitespace(value));
+  if (token.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": environment variable ", var, " is unset or empty"));
+  }
+  return token;
 }
 
 }  // namespace issuescope

@@ -22,8 +22,16 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
     const std::string& tls_ca_file, const std::string& flag = "--tls-ca");
 
 // CreateCoordinatorChannel is grpc::CreateChannel(address, ChannelCredentialsFor(tls_ca_file)).
+// With a `bearer_token`, every call on the channel carries the metadata "authorization: Bearer
+// <token>" (the coordinator's cluster or admin credential, coordinator/security.h); put TLS
+// under it on any network but loopback, or the token crosses it in the clear.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateCoordinatorChannel(
     const std::string& address, const std::string& tls_ca_file,
-    const std::string& flag = "--tls-ca");
+    const std::string& flag = "--tls-ca", const std::string& bearer_token = "");
+
+// TokenFromEnvironment returns the value of environment variable `var` (surrounding whitespace
+// removed), "" when `var` is empty. INVALID_ARGUMENT naming `flag` and the variable (never its
+// value) when `var` is given but unset or empty.
+absl::StatusOr<std::string> TokenFromEnvironment(const std::string& var, const std::string& flag);
 
 }  // namespace issuescope

@@ -13,6 +13,7 @@
 #include "common/index_schema.h"
 #include "common/index_text.h"
 #include "common/repo_slug.h"
+#include "common/text_tokens.h"
 #include "common/time_util.h"
 
 namespace issuescope::index {
@@ -27,7 +28,7 @@ constexpr size_t kMaxTermBytes = 240;
 void AddBoolean(Xapian::Document& doc, absl::string_view prefix, const std::string& value) {
   if (value.empty()) return;
   std::string term = absl::StrCat(prefix, NormalizeTermValue(value));
-  if (term.size() > kMaxTermBytes) term.resize(kMaxTermBytes);
+  if (term.size() > kMaxTermBytes) term.resize(Utf8Boundary(term, kMaxTermBytes));
   doc.add_boolean_term(term);
 }
 

@@ -9,11 +9,13 @@
 #include "common/index_document.h"
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
+#include "common/text_tokens.h"
 
 namespace issuescope::index {
 namespace {
 
-// Boolean terms are truncated to this many bytes (common/index_document.cc).
+// Boolean terms are truncated to this many bytes, at a character boundary
+// (common/index_document.cc).
 constexpr size_t kMaxTermBytes = 240;
 
 const FacetInfo& Info(FacetField field) { return FacetInfos()[static_cast<size_t>(field)]; }
@@ -24,7 +26,7 @@ void Add(FacetValues& values, FacetField field, const std::string& raw) {
   std::string value = NormalizeTermValue(raw);
   value.erase(std::remove(value.begin(), value.end(), '\0'), value.end());
   const size_t room = kMaxTermBytes - std::string(Info(field).term_prefix).size();
-  if (value.size() > room) value.resize(room);
+  if (value.size() > room) value.resize(Utf8Boundary(value, room));  // as the term is cut
   std::vector<std::string>& list = values[static_cast<size_t>(field)];
   if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
 }

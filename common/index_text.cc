@@ -277,6 +277,26 @@ std::vector<std::string> WildcardTerms(const std::string& pattern, const Xapian:
   return out;
 }
 
+// CountWildcardTerms adds to *count the words of each wildcard in `q`, stopping past `limit`.
+void CountWildcardTerms(const Xapian::Query& q, const Xapian::Database& db,
+                        Xapian::termcount limit, Xapian::termcount* count) {
+  if (*count > limit) return;
+  if (q.get_type() == Xapian::Query::OP_WILDCARD) {
+    std::optional<std::string> pattern = WildcardPattern(q);
+    if (!pattern) return;
+    Xapian::termcount words = 0;
+    for (Xapian::TermIterator t = db.allterms_begin(*pattern);
+         t != db.allterms_end(*pattern) && words < kMaxWildcardTerms && *count <= limit; ++t) {
+      ++words;
+      ++*count;
+    }
+    return;
+  }
+  for (size_t i = 0; i < q.get_num_subqueries(); ++i) {
+    CountWildcardTerms(q.get_subquery(i), db, limit, count);
+  }
+}
+
 Xapian::Query Rewrite(const Xapian::Query& q, TextField field, const Xapian::Database& db) {
   switch (q.get_type()) {
     case Xapian::Query::LEAF_TERM: {
@@ -565,6 +585,13 @@ void IndexIssueText(const v1::IssueWithComments& iwc, Xapian::Document* doc) {
   all.Finish(w.wdf_scale, std::max(norm, w.min_norm));
   doc->add_value(kTextBoundsSlot, EncodeTextBounds(bounds));
   doc->add_value(kSectionRangesSlot, EncodeSectionRanges(ranges));
+}
+
+Xapian::termcount WildcardExpansion(const Xapian::Query& query, const Xapian::Database& db,
+                                    Xapian::termcount limit) {
+  Xapian::termcount count = 0;
+  CountWildcardTerms(query, db, limit, &count);
+  return count;
 }
 
 absl::StatusOr<Xapian::Query> TextQuery(absl::string_view text, bool phrase, TextField field,

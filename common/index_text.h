@@ -75,6 +75,13 @@ inline constexpr double kTitleBoost = 1.0;
 // kMaxWildcardTerms bounds the words a wildcard expands to (the most frequent).
 inline constexpr Xapian::termcount kMaxWildcardTerms = 200;
 
+// WildcardExpansion counts the words the wildcards (OP_WILDCARD) of `query` expand to in `db`,
+// each at most kMaxWildcardTerms as the match expands it; it stops counting (and reading the
+// term list) once the count passes `limit`, so its cost is bounded by `limit` terms plus one
+// seek per wildcard. Throws what Xapian throws.
+Xapian::termcount WildcardExpansion(const Xapian::Query& query, const Xapian::Database& db,
+                                    Xapian::termcount limit);
+
 // IndexIssueText adds the free-text terms (and positions) of `issue` to `doc`, and its field
 // bounds to kTextBoundsSlot.
 void IndexIssueText(const v1::IssueWithComments& issue, Xapian::Document* doc);

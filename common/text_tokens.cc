@@ -212,6 +212,39 @@ std::string EnglishStem(const std::string& word) {
 
 size_t DecodeUtf8(absl::string_view s, size_t at, uint32_t* cp) { return Decode(s, at, cp); }
 
+size_t Utf8Boundary(absl::string_view s, size_t at) {
+  if (at >= s.size()) return s.size();
+  // A character is at most 4 bytes; more continuation bytes than that are not UTF-8, and the
+  // cut stays where it was asked.
+  for (size_t i = at, back = 0; back < 4; --i, ++back) {
+    if (!IsUtf8Continuation(s[i])) return i;
+    if (i == 0) break;
+  }
+  return at;
+}
+
+absl::string_view Utf8Prefix(absl::string_view s, size_t max_bytes) {
+  return s.substr(0, Utf8Boundary(s, max_bytes));
+}
+
+bool IsValidUtf8(absl::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    uint32_t cp = 0;
+    const size_t len = Decode(s, i, &cp);
+    if (len == 1) return false;  // a lone continuation, a bad lead byte or a cut sequence
+    const uint32_t min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
 bool IsCjkCodePoint(uint32_t cp) { return IsCjk(cp); }
 
 bool IsStemmable(absl::string_view part) {

@@ -65,6 +65,22 @@ std::string EnglishStem(const std::string& word);
 // (1 and U+FFFD for a byte that starts no valid sequence).
 size_t DecodeUtf8(absl::string_view s, size_t at, uint32_t* cp);
 
+// IsUtf8Continuation says whether byte `c` continues a multi-byte UTF-8 character (10xxxxxx).
+inline bool IsUtf8Continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// Utf8Boundary is the greatest character boundary of `s` at or before byte `at` (s.size() when
+// `at` is past the end): cutting valid UTF-8 there never splits a character. Every cut of text
+// that reaches a protobuf string field, a snippet or a term goes through it (or Utf8Prefix).
+size_t Utf8Boundary(absl::string_view s, size_t at);
+
+// Utf8Prefix is the longest prefix of `s` of at most `max_bytes` bytes that ends on a character
+// boundary.
+absl::string_view Utf8Prefix(absl::string_view s, size_t max_bytes);
+
+// IsValidUtf8 says whether `s` is well-formed UTF-8 (shortest forms, no surrogates, at most
+// U+10FFFF), as protobuf requires of string fields.
+bool IsValidUtf8(absl::string_view s);
+
 // IsCjkCodePoint: Han (CJK ideographs and extensions), kana and Hangul syllables.
 bool IsCjkCodePoint(uint32_t cp);
 

@@ -210,6 +210,8 @@ void CoordinatorCore::AddTotals(RepoRecord* rec, const v1::CrawlCounters& now) {
   totals->set_requests(totals->requests() + add(was.requests(), now.requests()));
   totals->set_not_modified(totals->not_modified() + add(was.not_modified(), now.not_modified()));
   totals->set_retries(totals->retries() + add(was.retries(), now.retries()));
+  totals->set_items_quarantined(totals->items_quarantined() +
+                                add(was.items_quarantined(), now.items_quarantined()));
 }
 
 absl::Status CoordinatorCore::ExpireLocked(absl::Time now) {
@@ -359,6 +361,7 @@ absl::StatusOr<v1::ReportProgressResponse> CoordinatorCore::ReportProgress(
   RETURN_IF_ERROR(ExpireLocked(now));
   RepoRecord* current = nullptr;
   RETURN_IF_ERROR(CheckLeaseLocked(req.worker_id(), slug, req.lease().epoch(), &current));
+  if (req.has_cursor()) RETURN_IF_ERROR(coordinator::ValidateCursor(req.cursor(), now, "cursor"));
 
   RepoRecord rec = *current;
   StateBatch batch;

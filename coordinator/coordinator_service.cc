@@ -22,38 +22,65 @@ grpc::Status Serve(const char* method, absl::StatusOr<Response> result, Response
 }  // namespace
 
 grpc::Status CoordinatorService::Admin(const grpc::ServerContext* ctx, const char* method) const {
-  absl::Status allowed = CheckBearerToken(*ctx, admin_token_);
+  absl::Status allowed;
+  if (!access_.admin_token.empty()) {
+    allowed = CheckBearerToken(*ctx, access_.admin_token);
+  } else if (!access_.insecure_admin) {
+    allowed = absl::PermissionDeniedError(
+        "admin calls are disabled: this coordinator has no admin token (start it with "
+        "--admin-token-env VAR, or --insecure-admin on a trusted network)");
+  }
   if (allowed.ok()) return grpc::Status::OK;
   spdlog::warn("{} from {} refused: {}", method, ctx->peer(), std::string(allowed.message()));
   return ToGrpcStatus(allowed);
 }
 
-grpc::Status CoordinatorService::RegisterWorker(grpc::ServerContext*,
+grpc::Status CoordinatorService::Member(const grpc::ServerContext* ctx,
+                                        const char* method) const {
+  if (access_.cluster_token.empty()) return grpc::Status::OK;
+  absl::Status allowed = CheckBearerToken(*ctx, access_.cluster_token);
+  if (!allowed.ok() && !access_.admin_token.empty() &&
+      CheckBearerToken(*ctx, access_.admin_token).ok()) {
+    allowed = absl::OkStatus();
+  }
+  if (allowed.ok()) return grpc::Status::OK;
+  spdlog::warn("{} from {} refused: {}", method, ctx->peer(), std::string(allowed.message()));
+  return ToGrpcStatus(absl::UnauthenticatedError(
+      "this call needs the cluster token: send metadata 'authorization: Bearer <token>' "
+      "(--cluster-token-env on workers and the indexer)"));
+}
+
+grpc::Status CoordinatorService::RegisterWorker(grpc::ServerContext* ctx,
                                                 const v1::RegisterWorkerRequest* req,
                                                 v1::RegisterWorkerResponse* resp) {
+  if (grpc::Status s = Member(ctx, "RegisterWorker"); !s.ok()) return s;
   return Serve("RegisterWorker", core_->RegisterWorker(*req), resp);
 }
 
-grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
+grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
                                            v1::HeartbeatResponse* resp) {
+  if (grpc::Status s = Member(ctx, "Heartbeat"); !s.ok()) return s;
   return Serve("Heartbeat", core_->Heartbeat(*req), resp);
 }
 
-grpc::Status CoordinatorService::AcquireLeases(grpc::ServerContext*,
+grpc::Status CoordinatorService::AcquireLeases(grpc::ServerContext* ctx,
                                                const v1::AcquireLeasesRequest* req,
                                                v1::AcquireLeasesResponse* resp) {
+  if (grpc::Status s = Member(ctx, "AcquireLeases"); !s.ok()) return s;
   return Serve("AcquireLeases", core_->AcquireLeases(*req), resp);
 }
 
-grpc::Status CoordinatorService::ReportProgress(grpc::ServerContext*,
+grpc::Status CoordinatorService::ReportProgress(grpc::ServerContext* ctx,
                                                 const v1::ReportProgressRequest* req,
                                                 v1::ReportProgressResponse* resp) {
+  if (grpc::Status s = Member(ctx, "ReportProgress"); !s.ok()) return s;
   return Serve("ReportProgress", core_->ReportProgress(*req), resp);
 }
 
-grpc::Status CoordinatorService::ReleaseLease(grpc::ServerContext*,
+grpc::Status CoordinatorService::ReleaseLease(grpc::ServerContext* ctx,
                                               const v1::ReleaseLeaseRequest* req,
                                               v1::ReleaseLeaseResponse* resp) {
+  if (grpc::Status s = Member(ctx, "ReleaseLease"); !s.ok()) return s;
   return Serve("ReleaseLease", core_->ReleaseLease(*req), resp);
 }
 
@@ -78,14 +105,16 @@ grpc::Status CoordinatorService::TriggerCrawl(grpc::ServerContext* ctx,
   return Serve("TriggerCrawl", core_->TriggerCrawl(*req), resp);
 }
 
-grpc::Status CoordinatorService::GetStatus(grpc::ServerContext*, const v1::GetStatusRequest* req,
+grpc::Status CoordinatorService::GetStatus(grpc::ServerContext* ctx, const v1::GetStatusRequest* req,
                                            v1::GetStatusResponse* resp) {
+  if (grpc::Status s = Member(ctx, "GetStatus"); !s.ok()) return s;
   return Serve("GetStatus", core_->GetStatus(*req), resp);
 }
 
-grpc::Status CoordinatorService::LeaveWorker(grpc::ServerContext*,
+grpc::Status CoordinatorService::LeaveWorker(grpc::ServerContext* ctx,
                                              const v1::DrainWorkerRequest* req,
                                              v1::DrainWorkerResponse* resp) {
+  if (grpc::Status s = Member(ctx, "LeaveWorker"); !s.ok()) return s;
   return Serve("LeaveWorker", core_->DrainWorker(*req), resp);
 }
 

@@ -1,8 +1,9 @@
 // CoordinatorService: the gRPC service issuescope.v1.Coordinator, a thin adapter over a
 // CoordinatorCore (proto in → core → proto out, absl::Status → grpc::Status through
-// common/grpc_status.h). It holds no state of its own besides the admin token: when one is set,
-// the admin calls that change state need "authorization: Bearer <token>" metadata
-// (UNAUTHENTICATED otherwise; see security.h for which calls and why).
+// common/grpc_status.h). It holds no state of its own besides its credentials (AccessOptions):
+// admin calls need the admin token (and are refused when none is configured, unless
+// insecure_admin), the workers' calls and GetStatus need the cluster token when one is
+// configured; "authorization: Bearer <token>" metadata (security.h says which calls and why).
 //
 // Ownership: the core is not owned and must outlive the service. Thread-safety: as the core
 // (fully thread-safe), so any number of gRPC threads may call it.
@@ -16,12 +17,24 @@
 
 namespace issuescope::coordinator {
 
+// AccessOptions are the coordinator's credentials.
+struct AccessOptions {
+  // The admin token: admin calls need it. Empty: admin calls are refused (PERMISSION_DENIED),
+  // unless insecure_admin.
+  std::string admin_token;
+  // Accept admin calls without a token when none is configured (a trusted network, tests).
+  bool insecure_admin = false;
+  // The cluster token: the workers' calls (register, heartbeat, leases, progress, leave) and
+  // GetStatus need it (or the admin token). Empty: those calls are open.
+  std::string cluster_token;
+};
+
 // CoordinatorService serves issuescope.v1.Coordinator from a CoordinatorCore.
 class CoordinatorService final : public v1::Coordinator::Service {
  public:
-  // CoordinatorService serves `core` (not owned). `admin_token` empty: no token required.
-  explicit CoordinatorService(CoordinatorCore* core, std::string admin_token = "")
-      : core_(core), admin_token_(std::move(admin_token)) {}
+  // CoordinatorService serves `core` (not owned) with the credentials of `access`.
+  CoordinatorService(CoordinatorCore* core, AccessOptions access)
+      : core_(core), access_(std::move(access)) {}
 
   // Each RPC forwards to the CoordinatorCore method of the same name (see coordinator_core.h
   // for its semantics) and returns the core's status with the same code.
@@ -57,11 +70,14 @@ class CoordinatorService final : public v1::Coordinator::Service {
                                   v1::ResumeRepositoriesResponse* resp) override;
 
  private:
-  // Admin checks the bearer token of an admin call.
+  // Admin checks the credential of an admin call.
   grpc::Status Admin(const grpc::ServerContext* ctx, const char* method) const;
+  // Member checks the credential of a worker's call or of GetStatus: the cluster token or the
+  // admin token, when a cluster token is configured.
+  grpc::Status Member(const grpc::ServerContext* ctx, const char* method) const;
 
   CoordinatorCore* const core_;
-  const std::string admin_token_;
+  const AccessOptions access_;
 };
 
 }  // namespace issuescope::coordinator

@@ -54,6 +54,9 @@ struct Flags {
   int64_t worker_timeout_ms = 0;
   int64_t account_reserve = -1;
   std::string admin_token_env;
+  std::string cluster_token_env;
+  bool insecure_admin = false;
+  bool insecure_cluster = false;
   std::string tls_cert;
   std::string tls_key;
   std::string metrics_listen;
@@ -106,11 +109,29 @@ int Run(const Flags& flags) {
     options.worker_timeout = absl::Milliseconds(flags.worker_timeout_ms);
   }
   if (flags.account_reserve >= 0) options.account_reserve = flags.account_reserve;
-  std::string admin_token;
+  coordinator::AccessOptions access;
+  access.insecure_admin = flags.insecure_admin;
   if (!flags.admin_token_env.empty()) {
     auto token = coordinator::ReadTokenFromEnv(flags.admin_token_env);
-    if (!token.ok()) return Fail(std::string(token.status().message()));
-    admin_token = std::move(*token);
+    if (!token.ok()) return Fail(absl::StrCat("--admin-token-env: ", token.status().message()));
+    access.admin_token = std::move(*token);
+  }
+  if (!flags.cluster_token_env.empty()) {
+    auto token = coordinator::ReadTokenFromEnv(flags.cluster_token_env);
+    if (!token.ok()) return Fail(absl::StrCat("--cluster-token-env: ", token.status().message()));
+    access.cluster_token = std::move(*token);
+  }
+  if (!access.admin_token.empty() && access.admin_token == access.cluster_token) {
+    return Fail("--admin-token-env and --cluster-token-env must hold different tokens: every "
+                "worker holds the cluster token");
+  }
+  if (access.cluster_token.empty() && !flags.insecure_cluster &&
+      !coordinator::IsLoopbackListenAddress(flags.listen)) {
+    return Fail(absl::StrCat(
+        "--listen ", flags.listen, " reaches beyond this host, and no --cluster-token-env is "
+        "set: anyone who reaches the port could register a worker (and choose what the index "
+        "reads) or take its leases. Set --cluster-token-env VAR here and on the workers and the "
+        "indexer, or pass --insecure-cluster on a trusted network"));
   }
   auto credentials = coordinator::MakeServerCredentials(flags.tls_cert, flags.tls_key);
   if (!credentials.ok()) return Fail(std::string(credentials.status().message()));
@@ -136,7 +157,7 @@ int Run(const Flags& flags) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  CoordinatorService service(core->get(), admin_token);
+  CoordinatorService service(core->get(), access);
   StandardServices standard({v1::Coordinator::service_full_name()});
   grpc::ServerBuilder builder;
   int port = 0;
@@ -169,10 +190,13 @@ int Run(const Flags& flags) {
     }
   }
   spdlog::info(
-      "coordinator serving on port {} ({}, admin token {}; data {}, lease_ttl {}, "
-      "worker_timeout {})",
+      "coordinator serving on port {} ({}, admin calls {}, worker calls {}; data {}, "
+      "lease_ttl {}, worker_timeout {})",
       port, flags.tls_cert.empty() ? "plaintext" : "TLS",
-      admin_token.empty() ? "not required" : "required", flags.data,
+      !access.admin_token.empty() ? "need the admin token"
+      : access.insecure_admin     ? "open (--insecure-admin)"
+                                  : "disabled (no admin token)",
+      access.cluster_token.empty() ? "open" : "need the cluster token", flags.data,
       absl::FormatDuration(options.lease_ttl), absl::FormatDuration(options.worker_timeout));
 
   {
@@ -212,8 +236,16 @@ int main(int argc, char** argv) {
                  "config)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--admin-token-env", flags.admin_token_env,
-                 "environment variable holding the admin token; admin calls then need "
-                 "'authorization: Bearer <token>'");
+                 "environment variable holding the admin token; admin calls need "
+                 "'authorization: Bearer <token>' (without a token they are refused)");
+  app.add_flag("--insecure-admin", flags.insecure_admin,
+               "accept admin calls without a token when no --admin-token-env is set (a trusted "
+               "network only)");
+  app.add_option("--cluster-token-env", flags.cluster_token_env,
+                 "environment variable holding the cluster token the workers and the indexer "
+                 "send; their calls and GetStatus then need it (or the admin token)");
+  app.add_flag("--insecure-cluster", flags.insecure_cluster,
+               "listen beyond loopback without a cluster token (a trusted network only)");
   app.add_option("--tls-cert", flags.tls_cert, "PEM certificate chain: serve gRPC over TLS")
       ->check(CLI::ExistingFile);
   app.add_option("--tls-key", flags.tls_key, "PEM private key of --tls-cert")

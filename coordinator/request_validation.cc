@@ -1,11 +1,14 @@
 #include "coordinator/request_validation.h"
 
+#include <tuple>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/repo_slug.h"
+#include "common/time_util.h"
 #include "common/status_macros.h"
 
 namespace issuescope::coordinator {
@@ -31,6 +34,23 @@ bool ValidHost(absl::string_view host) {
 }
 
 }  // namespace
+
+absl::Status ValidateCursor(const v1::Cursor& cursor, absl::Time now, absl::string_view field) {
+  const absl::Time limit = now + kCursorSkew;
+  for (const auto& [name, has, ts] :
+       {std::make_tuple("issues_since", cursor.has_issues_since(), cursor.issues_since()),
+        std::make_tuple("comments_since", cursor.has_comments_since(), cursor.comments_since())}) {
+    if (!has) continue;
+    const absl::Time t = FromProto(ts);
+    if (t > limit) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ".", name, " ", FormatRfc3339(t), " lies after the coordinator's clock (",
+          FormatRfc3339(now), ") by more than ", absl::FormatDuration(kCursorSkew),
+          ": refused, it would hide every issue updated until then"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ValidateWorkerId(absl::string_view id, absl::string_view field) {
   bool ok = !id.empty() && id.size() <= 64;

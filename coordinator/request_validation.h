@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "issuescope/v1/coordinator.pb.h"
 
 namespace issuescope::coordinator {
@@ -25,6 +26,15 @@ inline constexpr char kInProcessStoreAddress[] = "in-process";
 // ValidateStoreAddress accepts "" or "in-process" (a worker that serves no store over the
 // network), "host:port", "[ipv6]:port" (port 1..65535) and "unix:/path".
 absl::Status ValidateStoreAddress(absl::string_view address);
+
+// kCursorSkew is how far a reported cursor may lie after the coordinator's clock (trackers'
+// clocks differ a little from ours).
+inline constexpr absl::Duration kCursorSkew = absl::Hours(1);
+
+// ValidateCursor refuses a cursor whose issues_since or comments_since lies after `now` +
+// kCursorSkew: a cursor in the future would hide every issue updated until then from the
+// incremental crawls. `field` names it in the error.
+absl::Status ValidateCursor(const v1::Cursor& cursor, absl::Time now, absl::string_view field);
 
 // NormalizeSpec checks one RepositorySpec (known tracker, valid owner/name, http(s) api_url,
 // non-negative recrawl intervals) and returns its canonical slug. `field` prefixes errors,

@@ -9,9 +9,21 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "common/status_macros.h"
 
 namespace issuescope::coordinator {
+
+bool IsLoopbackListenAddress(absl::string_view address) {
+  absl::string_view host = address;
+  if (absl::ConsumePrefix(&host, "[")) {
+    host = host.substr(0, host.find(']'));
+  } else {
+    const size_t colon = host.rfind(':');
+    if (colon != absl::string_view::npos) host = host.substr(0, colon);
+  }
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
 
 bool ConstantTimeEquals(absl::string_view a, absl::string_view b) {
   // Compare over the longer length so a prefix costs as much as a full mismatch.
@@ -50,7 +62,7 @@ absl::StatusOr<std::string> ReadTokenFromEnv(const std::string& var) {
   std::string token(absl::StripAsciiWhitespace(value == nullptr ? "" : value));
   if (token.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("environment variable ", var, " (the admin token) is unset or empty"));
+        absl::StrCat("environment variable ", var, " is unset or empty"));
   }
   return token;
 }

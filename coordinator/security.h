@@ -1,13 +1,18 @@
-// Security of the coordinator's gRPC endpoint: the admin bearer token (read from an environment
-// variable, compared in constant time) and TLS server credentials from PEM files.
+// Security of the coordinator's gRPC endpoint: bearer tokens (read from environment variables,
+// compared in constant time) and TLS server credentials from PEM files.
 //
-// Which calls need the token (when one is configured): the admin calls that change state —
-// AddRepositories, RemoveRepositories, TriggerCrawl, PauseRepositories, ResumeRepositories,
-// DrainWorker. The worker calls (RegisterWorker, Heartbeat, AcquireLeases, ReportProgress,
-// ReleaseLease, LeaveWorker) and GetStatus do not: workers and the indexer (which discovers the
-// workers' stores through GetStatus) run inside the cluster's network and carry no admin
-// credential, GetStatus only reads, and a worker can only drain itself. Put TLS in front to keep
-// the token and the traffic private.
+// Two credentials (CoordinatorService's AccessOptions; docs/SECURITY.md has the threat model):
+// - The admin token: the admin calls that change state — AddRepositories, RemoveRepositories,
+//   TriggerCrawl, PauseRepositories, ResumeRepositories, DrainWorker — need it. Without one
+//   configured they are refused, unless the coordinator was started with --insecure-admin.
+//   `issuescope up` makes one for its cluster.
+// - The cluster token: the workers' calls (RegisterWorker, Heartbeat, AcquireLeases,
+//   ReportProgress, ReleaseLease, LeaveWorker) and GetStatus need it (or the admin token) when
+//   one is configured: whoever registers a worker chooses the store the indexer reads and takes
+//   leases. The coordinator refuses to listen beyond loopback without one (unless
+//   --insecure-cluster). Every holder of the cluster token is trusted as a worker: it can drain
+//   or stand in for any worker id; per-worker credentials (mTLS) are not built yet.
+// Put TLS in front to keep the tokens and the traffic private.
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -35,6 +40,10 @@ absl::Status CheckBearerToken(const grpc::ServerContext& context, absl::string_v
 // ReadTokenFromEnv returns the value of environment variable `var` with surrounding whitespace
 // removed. INVALID_ARGUMENT naming the variable (not its value) when it is unset or empty.
 absl::StatusOr<std::string> ReadTokenFromEnv(const std::string& var);
+
+// IsLoopbackListenAddress says whether the host of a gRPC listen address ("HOST:PORT",
+// "[V6]:PORT") is a loopback address or "localhost".
+bool IsLoopbackListenAddress(absl::string_view address);
 
 // ReadTextFile returns the contents of `path`; NOT_FOUND naming the file when unreadable.
 absl::StatusOr<std::string> ReadTextFile(const std::string& path);

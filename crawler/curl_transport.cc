@@ -58,6 +58,11 @@ struct SlistDeleter {
 
 long Millis(absl::Duration d) { return static_cast<long>(absl::ToInt64Milliseconds(d)); }
 
+// IsHttpUrl reports whether `url` starts with http:// or https:// (any case).
+bool IsHttpUrl(absl::string_view url) {
+  return absl::StartsWithIgnoreCase(url, "http://") || absl::StartsWithIgnoreCase(url, "https://");
+}
+
 }  // namespace
 
 CurlTransport::CurlTransport(CurlTransportOptions options) : options_(options) {
@@ -67,9 +72,27 @@ CurlTransport::CurlTransport(CurlTransportOptions options) : options_(options) {
 
 absl::StatusOr<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   const std::string where = Redact(request.url);
+  if (!IsHttpUrl(request.url)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": only http:// and https:// URLs are fetched (the tracker API URL must be one)"));
+  }
   std::unique_ptr<CURL, EasyDeleter> easy(curl_easy_init());
   if (!easy) return absl::InternalError("curl_easy_init failed");
   CURL* h = easy.get();
+  // Defence in depth behind IsHttpUrl: libcurl itself refuses every other scheme (file://,
+  // ftp://, gopher://, ...), for the request and for any redirect (none is followed anyway).
+  // CURLOPT_PROTOCOLS_STR exists since libcurl 7.85 (Debian 12 has 7.88); older ones take the
+  // bitmask.
+#if LIBCURL_VERSION_NUM >= 0x075500
+  if (curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+      curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") != CURLE_OK) {
+    return absl::InternalError("libcurl refused to restrict protocols to http and https");
+  }
+#else
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS,
+                   static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
 
   HttpResponse response;
   response.effective_url = request.url;

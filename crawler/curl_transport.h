@@ -1,5 +1,7 @@
 // CurlTransport: the production HttpTransport, on libcurl. Each Send uses its own easy handle,
-// so one CurlTransport is safe to share between threads. It accepts gzip/deflate (the body is
+// so one CurlTransport is safe to share between threads. It fetches only http:// and https://
+// URLs (any other scheme, e.g. file://, is INVALID_ARGUMENT before libcurl sees it, and libcurl
+// is restricted to those two protocols as well), accepts gzip/deflate (the body is
 // returned decoded), never follows redirects (the caller sees 301/302/307 with Location), and
 // aborts a response whose body exceeds a size limit. Error messages carry the URL through
 // Redact() and never a request header (so never a token).

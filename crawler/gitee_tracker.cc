@@ -37,13 +37,12 @@ absl::Status ParseIssueInto(const json& obj, v1::Issue* issue) {
   issue->set_number(number);
   ASSIGN_OR_RETURN(int64_t id, RequiredInt(obj, "id"));
   issue->set_id(id);
+  // A null (or missing) updated_at, created_at, title or state makes the item bad.
   RETURN_IF_ERROR(SetTime(obj, "updated_at", true, issue->mutable_updated_at()));
-  if (Member(obj, "created_at") != nullptr) {
-    RETURN_IF_ERROR(SetTime(obj, "created_at", false, issue->mutable_created_at()));
-  }
-  ASSIGN_OR_RETURN(*issue->mutable_title(), OptionalString(obj, "title"));
+  RETURN_IF_ERROR(SetTime(obj, "created_at", true, issue->mutable_created_at()));
+  ASSIGN_OR_RETURN(*issue->mutable_title(), RequiredString(obj, "title"));
   ASSIGN_OR_RETURN(*issue->mutable_body(), OptionalString(obj, "body"));
-  ASSIGN_OR_RETURN(std::string state, OptionalString(obj, "state"));
+  ASSIGN_OR_RETURN(std::string state, RequiredString(obj, "state"));
   state = absl::AsciiStrToLower(state);
   if (state == "open") {
     issue->set_state(v1::ISSUE_STATE_OPEN);
@@ -54,7 +53,7 @@ absl::Status ParseIssueInto(const json& obj, v1::Issue* issue) {
   } else if (state == "rejected") {
     issue->set_state(v1::ISSUE_STATE_REJECTED);
     issue->set_state_reason("rejected");
-  } else if (!state.empty()) {
+  } else {
     return FieldError("state", absl::StrCat("has unknown value '", state.substr(0, 40), "'"));
   }
   if ((issue->state() == v1::ISSUE_STATE_CLOSED || issue->state() == v1::ISSUE_STATE_REJECTED) &&
@@ -158,8 +157,9 @@ absl::StatusOr<int64_t> GiteeIssueNumber(absl::string_view key) {
 }
 
 absl::StatusOr<std::vector<v1::Issue>> ParseGiteeIssuesPage(absl::string_view body,
-                                                            const v1::RepositoryRef& repo) {
-  return ParseArrayPage<v1::Issue>(body, [&](const json& item, std::vector<v1::Issue>* out) {
+                                                            const v1::RepositoryRef& repo,
+                                                            std::vector<BadItem>* bad) {
+  return ParseArrayPage<v1::Issue>(body, "number", bad, [&](const json& item, std::vector<v1::Issue>* out) {
     v1::Issue issue;
     *issue.mutable_repo() = repo;
     RETURN_IF_ERROR(ParseIssueInto(item, &issue));
@@ -170,8 +170,9 @@ absl::StatusOr<std::vector<v1::Issue>> ParseGiteeIssuesPage(absl::string_view bo
 
 absl::StatusOr<std::vector<v1::Comment>> ParseGiteeCommentsPage(absl::string_view body,
                                                                 const v1::RepositoryRef& repo,
-                                                                const v1::Issue* issue) {
-  return ParseArrayPage<v1::Comment>(body, [&](const json& item, std::vector<v1::Comment>* out) {
+                                                                const v1::Issue* issue,
+                                                                std::vector<BadItem>* bad) {
+  return ParseArrayPage<v1::Comment>(body, "id", bad, [&](const json& item, std::vector<v1::Comment>* out) {
     v1::Comment comment;
     *comment.mutable_repo() = repo;
     bool keep = true;
@@ -187,13 +188,14 @@ void GiteeTracker::Authorize(absl::string_view token, HttpRequest* request) cons
 }
 
 absl::StatusOr<std::vector<v1::Issue>> GiteeTracker::ParseIssues(
-    absl::string_view body, const v1::RepositoryRef& repo) const {
-  return ParseGiteeIssuesPage(body, repo);
+    absl::string_view body, const v1::RepositoryRef& repo, std::vector<BadItem>* bad) const {
+  return ParseGiteeIssuesPage(body, repo, bad);
 }
 
 absl::StatusOr<std::vector<v1::Comment>> GiteeTracker::ParseComments(
-    absl::string_view body, const v1::RepositoryRef& repo, const v1::Issue* issue) const {
-  return ParseGiteeCommentsPage(body, repo, issue);
+    absl::string_view body, const v1::RepositoryRef& repo, const v1::Issue* issue,
+    const TrackerRepo& /*where*/, std::vector<BadItem>* bad) const {
+  return ParseGiteeCommentsPage(body, repo, issue, bad);
 }
 
 std::optional<std::string> GiteeTracker::NextPageUrl(absl::string_view url,

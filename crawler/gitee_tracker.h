@@ -31,14 +31,16 @@ namespace issuescope::crawler {
 absl::StatusOr<int64_t> GiteeIssueNumber(absl::string_view key);
 
 // ParseGiteeIssuesPage parses a page (JSON array) of Gitee issues.
+// With `bad`, items that do not parse are left out and described there (see Tracker).
 absl::StatusOr<std::vector<v1::Issue>> ParseGiteeIssuesPage(absl::string_view body,
-                                                            const v1::RepositoryRef& repo);
+                                                            const v1::RepositoryRef& repo,
+                                                            std::vector<BadItem>* bad = nullptr);
 
 // ParseGiteeCommentsPage parses a page of Gitee issue comments (repository-wide listing, or
 // the comments of one issue when `issue` is given, which then supplies a missing target).
-absl::StatusOr<std::vector<v1::Comment>> ParseGiteeCommentsPage(absl::string_view body,
-                                                                const v1::RepositoryRef& repo,
-                                                                const v1::Issue* issue);
+absl::StatusOr<std::vector<v1::Comment>> ParseGiteeCommentsPage(
+    absl::string_view body, const v1::RepositoryRef& repo, const v1::Issue* issue,
+    std::vector<BadItem>* bad = nullptr);
 
 // GiteeTracker: see the file comment.
 class GiteeTracker : public GithubStyleTracker {
@@ -46,10 +48,12 @@ class GiteeTracker : public GithubStyleTracker {
   v1::Tracker kind() const override { return v1::TRACKER_GITEE; }
   void Authorize(absl::string_view token, HttpRequest* request) const override;
   absl::StatusOr<std::vector<v1::Issue>> ParseIssues(
-      absl::string_view body, const v1::RepositoryRef& repo) const override;
-  absl::StatusOr<std::vector<v1::Comment>> ParseComments(
       absl::string_view body, const v1::RepositoryRef& repo,
-      const v1::Issue* issue) const override;
+      std::vector<BadItem>* bad) const override;
+  // ParseComments: Gitee names a comment's issue by key (target.issue), not by URL.
+  absl::StatusOr<std::vector<v1::Comment>> ParseComments(
+      absl::string_view body, const v1::RepositoryRef& repo, const v1::Issue* issue,
+      const TrackerRepo& where, std::vector<BadItem>* bad) const override;
   // NextPageUrl: `Link rel="next"` when sent, else page+1 while page < `total_page`.
   std::optional<std::string> NextPageUrl(absl::string_view url,
                                          const HttpResponse& response) const override;

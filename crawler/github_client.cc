@@ -7,95 +7,17 @@
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
+#include "crawler/json_fields.h"
 #include "nlohmann/json.hpp"
 
 namespace issuescope::crawler {
 namespace {
 
-using nlohmann::json;
-
-absl::Status FieldError(absl::string_view field, absl::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrCat("field '", field, "' ", problem));
-}
-
-const char* TypeName(const json& v) { return v.type_name(); }
-
-// Member returns the member `name` of `obj`, or nullptr when missing or null.
-const json* Member(const json& obj, const char* name) {
-  auto it = obj.find(name);
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-absl::StatusOr<int64_t> RequiredInt(const json& obj, const char* name) {
-  const json* v = Member(obj, name);
-  if (v == nullptr) return FieldError(name, "is missing");
-  if (!v->is_number_integer()) return FieldError(name, absl::StrCat("is a ", TypeName(*v)));
-  return v->get<int64_t>();
-}
-
-absl::StatusOr<int64_t> OptionalInt(const json& obj, const char* name) {
-  const json* v = Member(obj, name);
-  if (v == nullptr) return 0;
-  if (!v->is_number_integer()) return FieldError(name, absl::StrCat("is a ", TypeName(*v)));
-  return v->get<int64_t>();
-}
-
-absl::StatusOr<std::string> OptionalString(const json& obj, const char* name) {
-  const json* v = Member(obj, name);
-  if (v == nullptr) return std::string();
-  if (!v->is_string()) return FieldError(name, absl::StrCat("is a ", TypeName(*v)));
-  return v->get<std::string>();
-}
-
-// SetTime parses an optional RFC 3339 member into `out` (left unset when missing or null).
-absl::Status SetTime(const json& obj, const char* name, bool required,
-                     google::protobuf::Timestamp* out) {
-  const json* v = Member(obj, name);
-  if (v == nullptr) return required ? FieldError(name, "is missing") : absl::OkStatus();
-  if (!v->is_string()) return FieldError(name, absl::StrCat("is a ", TypeName(*v)));
-  auto t = ParseRfc3339(v->get<std::string>());
-  if (!t.ok()) return FieldError(name, absl::StrCat("is invalid: ", t.status().message()));
-  *out = ToProto(*t);
-  return absl::OkStatus();
-}
+using namespace json_fields;  // NOLINT: the field readers shared by the forge parsers
 
 // Login returns obj[name].login ("" when absent).
 absl::StatusOr<std::string> Login(const json& obj, const char* name) {
-  const json* user = Member(obj, name);
-  if (user == nullptr) return std::string();
-  if (!user->is_object()) return FieldError(name, absl::StrCat("is a ", TypeName(*user)));
-  auto login = OptionalString(*user, "login");
-  if (!login.ok()) return FieldError(absl::StrCat(name, ".login"), "is not a string");
-  return *login;
-}
-
-absl::StatusOr<json> ParseJson(absl::string_view body) {
-  try {
-    return json::parse(body.begin(), body.end());
-  } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid JSON: ", e.what()));
-  }
-}
-
-template <typename T, typename Fn>
-absl::StatusOr<std::vector<T>> ParsePage(absl::string_view body, const v1::RepositoryRef& repo,
-                                         Fn parse_one) {
-  ASSIGN_OR_RETURN(json page, ParseJson(body));
-  if (!page.is_array()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("expected a JSON array of items, got a ", TypeName(page)));
-  }
-  std::vector<T> out;
-  out.reserve(page.size());
-  for (size_t i = 0; i < page.size(); ++i) {
-    auto item = parse_one(page[i], repo);
-    if (!item.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("item ", i, ": ", item.status().message()));
-    }
-    out.push_back(*std::move(item));
-  }
-  return out;
+  return UserName(obj, name, "login");
 }
 
 absl::Status ParseIssueInto(const json& obj, v1::Issue* issue) {
@@ -106,20 +28,22 @@ absl::Status ParseIssueInto(const json& obj, v1::Issue* issue) {
   issue->set_key(absl::StrCat(number));
   ASSIGN_OR_RETURN(int64_t id, RequiredInt(obj, "id"));
   issue->set_id(id);
+  // updated_at, created_at, title and state are never null on GitHub: a null (or a missing
+  // one) makes the item bad rather than an issue with no date, an empty title or no state.
   RETURN_IF_ERROR(SetTime(obj, "updated_at", true, issue->mutable_updated_at()));
-  RETURN_IF_ERROR(SetTime(obj, "created_at", false, issue->mutable_created_at()));
+  RETURN_IF_ERROR(SetTime(obj, "created_at", true, issue->mutable_created_at()));
   if (Member(obj, "closed_at") != nullptr) {  // closed_at stays unset while open
     RETURN_IF_ERROR(SetTime(obj, "closed_at", false, issue->mutable_closed_at()));
   }
-  ASSIGN_OR_RETURN(*issue->mutable_title(), OptionalString(obj, "title"));
+  ASSIGN_OR_RETURN(*issue->mutable_title(), RequiredString(obj, "title"));
   ASSIGN_OR_RETURN(*issue->mutable_body(), OptionalString(obj, "body"));
-  ASSIGN_OR_RETURN(std::string state, OptionalString(obj, "state"));
+  ASSIGN_OR_RETURN(std::string state, RequiredString(obj, "state"));
   state = absl::AsciiStrToLower(state);
   if (state == "open") {
     issue->set_state(v1::ISSUE_STATE_OPEN);
   } else if (state == "closed") {
     issue->set_state(v1::ISSUE_STATE_CLOSED);
-  } else if (!state.empty()) {
+  } else {
     return FieldError("state", absl::StrCat("has unknown value '", state.substr(0, 40), "'"));
   }
   ASSIGN_OR_RETURN(*issue->mutable_state_reason(), OptionalString(obj, "state_reason"));
@@ -164,16 +88,23 @@ absl::Status ParseIssueInto(const json& obj, v1::Issue* issue) {
   return absl::OkStatus();
 }
 
-absl::Status ParseCommentInto(const json& obj, v1::Comment* comment) {
-  if (!obj.is_object()) return absl::InvalidArgumentError("comment is not a JSON object");
-  ASSIGN_OR_RETURN(int64_t id, RequiredInt(obj, "id"));
-  comment->set_id(id);
-  RETURN_IF_ERROR(SetTime(obj, "updated_at", true, comment->mutable_updated_at()));
-  RETURN_IF_ERROR(SetTime(obj, "created_at", false, comment->mutable_created_at()));
-  ASSIGN_OR_RETURN(std::string issue_url, OptionalString(obj, "issue_url"));
-  if (issue_url.empty()) return FieldError("issue_url", "is missing");
+// IssueNumberFromUrl reads the issue number of a comment's issue_url. With `issues_prefix`
+// (the listed repository's ".../repos/OWNER/NAME/issues/"), the URL must be that prefix (host,
+// owner and name compared without case) followed by the number: a comment of another host or
+// repository is refused, not filed under its trailing number.
+absl::StatusOr<int64_t> IssueNumberFromUrl(const std::string& issue_url,
+                                           absl::string_view issues_prefix) {
   absl::string_view tail = issue_url;
   while (absl::ConsumeSuffix(&tail, "/")) {
+  }
+  if (!issues_prefix.empty()) {
+    if (tail.size() <= issues_prefix.size() ||
+        !absl::EqualsIgnoreCase(tail.substr(0, issues_prefix.size()), issues_prefix) ||
+        tail.substr(issues_prefix.size()).find('/') != absl::string_view::npos) {
+      return FieldError("issue_url", absl::StrCat("names another host or repository: '",
+                                                  issue_url.substr(0, 200), "' (expected ",
+                                                  issues_prefix, "<number>)"));
+    }
   }
   tail = tail.substr(tail.rfind('/') + 1);
   int64_t number = 0;
@@ -181,6 +112,19 @@ absl::Status ParseCommentInto(const json& obj, v1::Comment* comment) {
     return FieldError("issue_url", absl::StrCat("does not end in an issue number: '",
                                                 issue_url.substr(0, 200), "'"));
   }
+  return number;
+}
+
+absl::Status ParseCommentInto(const json& obj, absl::string_view issues_prefix,
+                              v1::Comment* comment) {
+  if (!obj.is_object()) return absl::InvalidArgumentError("comment is not a JSON object");
+  ASSIGN_OR_RETURN(int64_t id, RequiredInt(obj, "id"));
+  comment->set_id(id);
+  RETURN_IF_ERROR(SetTime(obj, "updated_at", true, comment->mutable_updated_at()));
+  RETURN_IF_ERROR(SetTime(obj, "created_at", false, comment->mutable_created_at()));
+  ASSIGN_OR_RETURN(std::string issue_url, OptionalString(obj, "issue_url"));
+  if (issue_url.empty()) return FieldError("issue_url", "is missing");
+  ASSIGN_OR_RETURN(int64_t number, IssueNumberFromUrl(issue_url, issues_prefix));
   comment->set_issue_number(number);
   ASSIGN_OR_RETURN(*comment->mutable_author(), Login(obj, "user"));
   ASSIGN_OR_RETURN(*comment->mutable_body(), OptionalString(obj, "body"));
@@ -202,15 +146,22 @@ absl::StatusOr<v1::Issue> ParseIssue(const json& object, const v1::RepositoryRef
 }
 
 absl::StatusOr<std::vector<v1::Issue>> ParseIssuesPage(absl::string_view body,
-                                                       const v1::RepositoryRef& repo) {
-  return ParsePage<v1::Issue>(body, repo, &ParseIssue);
+                                                       const v1::RepositoryRef& repo,
+                                                       std::vector<BadItem>* bad) {
+  return ParseArrayPage<v1::Issue>(body, "number", bad,
+                                   [&](const json& item, std::vector<v1::Issue>* out) {
+                                     ASSIGN_OR_RETURN(v1::Issue issue, ParseIssue(item, repo));
+                                     out->push_back(std::move(issue));
+                                     return absl::OkStatus();
+                                   });
 }
 
-absl::StatusOr<v1::Comment> ParseComment(const json& object, const v1::RepositoryRef& repo) {
+absl::StatusOr<v1::Comment> ParseComment(const json& object, const v1::RepositoryRef& repo,
+                                         absl::string_view issues_prefix) {
   v1::Comment comment;
   *comment.mutable_repo() = repo;
   try {
-    RETURN_IF_ERROR(ParseCommentInto(object, &comment));
+    RETURN_IF_ERROR(ParseCommentInto(object, issues_prefix, &comment));
   } catch (const json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("malformed comment: ", e.what()));
   }
@@ -218,8 +169,15 @@ absl::StatusOr<v1::Comment> ParseComment(const json& object, const v1::Repositor
 }
 
 absl::StatusOr<std::vector<v1::Comment>> ParseCommentsPage(absl::string_view body,
-                                                           const v1::RepositoryRef& repo) {
-  return ParsePage<v1::Comment>(body, repo, &ParseComment);
+                                                           const v1::RepositoryRef& repo,
+                                                           absl::string_view issues_prefix,
+                                                           std::vector<BadItem>* bad) {
+  return ParseArrayPage<v1::Comment>(
+      body, "id", bad, [&](const json& item, std::vector<v1::Comment>* out) {
+        ASSIGN_OR_RETURN(v1::Comment comment, ParseComment(item, repo, issues_prefix));
+        out->push_back(std::move(comment));
+        return absl::OkStatus();
+      });
 }
 
 bool IsPullRequestComment(const v1::Comment& comment) {

@@ -68,13 +68,14 @@ void GithubTracker::Authorize(absl::string_view token, HttpRequest* request) con
 }
 
 absl::StatusOr<std::vector<v1::Issue>> GithubTracker::ParseIssues(
-    absl::string_view body, const v1::RepositoryRef& repo) const {
-  return ParseIssuesPage(body, repo);
+    absl::string_view body, const v1::RepositoryRef& repo, std::vector<BadItem>* bad) const {
+  return ParseIssuesPage(body, repo, bad);
 }
 
 absl::StatusOr<std::vector<v1::Comment>> GithubTracker::ParseComments(
-    absl::string_view body, const v1::RepositoryRef& repo, const v1::Issue* /*issue*/) const {
-  return ParseCommentsPage(body, repo);
+    absl::string_view body, const v1::RepositoryRef& repo, const v1::Issue* /*issue*/,
+    const TrackerRepo& where, std::vector<BadItem>* bad) const {
+  return ParseCommentsPage(body, repo, absl::StrCat(RepoPath(where), "/issues/"), bad);
 }
 
 bool GithubTracker::IsPullRequestComment(const v1::Comment& comment) const {

@@ -48,10 +48,12 @@ class GithubTracker : public GithubStyleTracker {
   v1::Tracker kind() const override { return v1::TRACKER_GITHUB; }
   void Authorize(absl::string_view token, HttpRequest* request) const override;
   absl::StatusOr<std::vector<v1::Issue>> ParseIssues(
-      absl::string_view body, const v1::RepositoryRef& repo) const override;
-  absl::StatusOr<std::vector<v1::Comment>> ParseComments(
       absl::string_view body, const v1::RepositoryRef& repo,
-      const v1::Issue* issue) const override;
+      std::vector<BadItem>* bad) const override;
+  // ParseComments: a comment's issue_url must be {base}/repos/{owner}/{name}/issues/{number}.
+  absl::StatusOr<std::vector<v1::Comment>> ParseComments(
+      absl::string_view body, const v1::RepositoryRef& repo, const v1::Issue* issue,
+      const TrackerRepo& where, std::vector<BadItem>* bad) const override;
   // IsPullRequestComment: the comment's html_url names a /pull/ page.
   bool IsPullRequestComment(const v1::Comment& comment) const override;
   int64_t EstimatedTotal(const HttpResponse& first_page, int per_page) const override;

@@ -18,22 +18,21 @@ absl::Status ParseIssueInto(const json& obj, v1::Issue* issue) {
   issue->set_key(absl::StrCat(iid));
   ASSIGN_OR_RETURN(int64_t id, RequiredInt(obj, "id"));
   issue->set_id(id);
+  // A null (or missing) updated_at, created_at, title or state makes the item bad.
   RETURN_IF_ERROR(SetTime(obj, "updated_at", true, issue->mutable_updated_at()));
-  if (Member(obj, "created_at") != nullptr) {
-    RETURN_IF_ERROR(SetTime(obj, "created_at", false, issue->mutable_created_at()));
-  }
+  RETURN_IF_ERROR(SetTime(obj, "created_at", true, issue->mutable_created_at()));
   if (Member(obj, "closed_at") != nullptr) {  // null while open
     RETURN_IF_ERROR(SetTime(obj, "closed_at", false, issue->mutable_closed_at()));
   }
-  ASSIGN_OR_RETURN(*issue->mutable_title(), OptionalString(obj, "title"));
+  ASSIGN_OR_RETURN(*issue->mutable_title(), RequiredString(obj, "title"));
   ASSIGN_OR_RETURN(*issue->mutable_body(), OptionalString(obj, "description"));
-  ASSIGN_OR_RETURN(std::string state, OptionalString(obj, "state"));
+  ASSIGN_OR_RETURN(std::string state, RequiredString(obj, "state"));
   state = absl::AsciiStrToLower(state);
   if (state == "opened" || state == "open" || state == "locked") {
     issue->set_state(v1::ISSUE_STATE_OPEN);
   } else if (state == "closed") {
     issue->set_state(v1::ISSUE_STATE_CLOSED);
-  } else if (!state.empty()) {
+  } else {
     return FieldError("state", absl::StrCat("has unknown value '", state.substr(0, 40), "'"));
   }
   if (issue->state() != v1::ISSUE_STATE_CLOSED) issue->clear_closed_at();
@@ -95,8 +94,9 @@ absl::Status ParseNoteInto(const json& obj, const v1::Issue& issue, v1::Comment*
 }  // namespace
 
 absl::StatusOr<std::vector<v1::Issue>> ParseGitlabIssuesPage(absl::string_view body,
-                                                             const v1::RepositoryRef& repo) {
-  return ParseArrayPage<v1::Issue>(body, [&](const json& item, std::vector<v1::Issue>* out) {
+                                                             const v1::RepositoryRef& repo,
+                                                             std::vector<BadItem>* bad) {
+  return ParseArrayPage<v1::Issue>(body, "iid", bad, [&](const json& item, std::vector<v1::Issue>* out) {
     v1::Issue issue;
     *issue.mutable_repo() = repo;
     RETURN_IF_ERROR(ParseIssueInto(item, &issue));
@@ -107,8 +107,9 @@ absl::StatusOr<std::vector<v1::Issue>> ParseGitlabIssuesPage(absl::string_view b
 
 absl::StatusOr<std::vector<v1::Comment>> ParseGitlabNotesPage(absl::string_view body,
                                                               const v1::RepositoryRef& repo,
-                                                              const v1::Issue& issue) {
-  return ParseArrayPage<v1::Comment>(body, [&](const json& item, std::vector<v1::Comment>* out) {
+                                                              const v1::Issue& issue,
+                                                              std::vector<BadItem>* bad) {
+  return ParseArrayPage<v1::Comment>(body, "id", bad, [&](const json& item, std::vector<v1::Comment>* out) {
     v1::Comment note;
     *note.mutable_repo() = repo;
     RETURN_IF_ERROR(ParseNoteInto(item, issue, &note));
@@ -170,8 +171,8 @@ std::string GitlabTracker::IssuesUrl(const TrackerRepo& repo,
 }
 
 absl::StatusOr<std::vector<v1::Issue>> GitlabTracker::ParseIssues(
-    absl::string_view body, const v1::RepositoryRef& repo) const {
-  return ParseGitlabIssuesPage(body, repo);
+    absl::string_view body, const v1::RepositoryRef& repo, std::vector<BadItem>* bad) const {
+  return ParseGitlabIssuesPage(body, repo, bad);
 }
 
 std::string GitlabTracker::CommentsUrl(const TrackerRepo&, const std::optional<absl::Time>&,
@@ -186,11 +187,12 @@ std::string GitlabTracker::IssueCommentsUrl(const TrackerRepo& repo, const v1::I
 }
 
 absl::StatusOr<std::vector<v1::Comment>> GitlabTracker::ParseComments(
-    absl::string_view body, const v1::RepositoryRef& repo, const v1::Issue* issue) const {
+    absl::string_view body, const v1::RepositoryRef& repo, const v1::Issue* issue,
+    const TrackerRepo& /*where*/, std::vector<BadItem>* bad) const {
   if (issue == nullptr) {
     return absl::InvalidArgumentError("GitLab notes are listed per issue; no issue given");
   }
-  return ParseGitlabNotesPage(body, repo, *issue);
+  return ParseGitlabNotesPage(body, repo, *issue, bad);
 }
 
 std::optional<std::string> GitlabTracker::NextPageUrl(absl::string_view url,

@@ -27,14 +27,17 @@ namespace issuescope::crawler {
 
 // ParseGitlabIssuesPage parses a page (JSON array) of GitLab issues. INVALID_ARGUMENT names
 // the item index and field.
+// With `bad`, items that do not parse are left out and described there (see Tracker).
 absl::StatusOr<std::vector<v1::Issue>> ParseGitlabIssuesPage(absl::string_view body,
-                                                             const v1::RepositoryRef& repo);
+                                                             const v1::RepositoryRef& repo,
+                                                             std::vector<BadItem>* bad = nullptr);
 
 // ParseGitlabNotesPage parses a page of the notes of `issue` (issue_number and the note URL
 // "<issue url>#note_<id>" come from it).
 absl::StatusOr<std::vector<v1::Comment>> ParseGitlabNotesPage(absl::string_view body,
                                                               const v1::RepositoryRef& repo,
-                                                              const v1::Issue& issue);
+                                                              const v1::Issue& issue,
+                                                              std::vector<BadItem>* bad = nullptr);
 
 // ParseGitlabProject parses a project object: full_name = path_with_namespace,
 // open_issues_count when present.
@@ -54,7 +57,8 @@ class GitlabTracker : public Tracker {
   std::string IssuesUrl(const TrackerRepo& repo, const std::optional<absl::Time>& since,
                         int per_page) const override;
   absl::StatusOr<std::vector<v1::Issue>> ParseIssues(
-      absl::string_view body, const v1::RepositoryRef& repo) const override;
+      absl::string_view body, const v1::RepositoryRef& repo,
+      std::vector<BadItem>* bad) const override;
   // CommentsUrl: GitLab has no repository-wide note listing; returns "".
   std::string CommentsUrl(const TrackerRepo& repo, const std::optional<absl::Time>& since,
                           int per_page) const override;
@@ -62,8 +66,8 @@ class GitlabTracker : public Tracker {
                                int per_page) const override;
   // ParseComments: INVALID_ARGUMENT when `issue` is null (notes are listed per issue).
   absl::StatusOr<std::vector<v1::Comment>> ParseComments(
-      absl::string_view body, const v1::RepositoryRef& repo,
-      const v1::Issue* issue) const override;
+      absl::string_view body, const v1::RepositoryRef& repo, const v1::Issue* issue,
+      const TrackerRepo& where, std::vector<BadItem>* bad) const override;
   std::optional<std::string> NextPageUrl(absl::string_view url,
                                          const HttpResponse& response) const override;
   int64_t EstimatedTotal(const HttpResponse& first_page, int per_page) const override;

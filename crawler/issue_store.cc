@@ -7,11 +7,13 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/repo_slug.h"
 #include "common/rocksdb_status.h"
 #include "common/status_macros.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "rocksdb/write_batch.h"
+#include "spdlog/spdlog.h"
 
 namespace issuescope::crawler {
 namespace {
@@ -20,6 +22,7 @@ constexpr char kStoreIdKey[] = "store_id";
 constexpr char kIssueCountKey[] = "count/issues";
 constexpr char kCommentCountKey[] = "count/comments";
 constexpr char kEpochPrefix[] = "epoch/";
+constexpr char kDataLossKey[] = "data_loss";
 constexpr size_t kMaxSlugLength = 512;
 
 void PutBE64(std::string* out, uint64_t v) {
@@ -233,10 +236,31 @@ absl::StatusOr<std::unique_ptr<IssueStore>> IssueStore::Open(const std::string& 
   std::string raw_compression;
   families.emplace_back("raw", IssueStore::RawColumnFamilyOptions(&raw_compression));
   std::unique_ptr<IssueStore> store(new IssueStore());
+  store->path_ = path;
+  store->env_ = db_options.env;
   rocksdb::DB* db = nullptr;
-  RETURN_IF_ERROR(FromRocksStatus(
-      rocksdb::DB::Open(db_options, path, families, &store->handles_, &db),
-      absl::StrCat("opening issue store ", path)));
+  // First replay the WAL strictly: only a torn last record (a write that was never acknowledged)
+  // is tolerated. Any other damage fails here instead of being cut off silently.
+  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  rocksdb::Status opened = rocksdb::DB::Open(db_options, path, families, &store->handles_, &db);
+  if (opened.IsCorruption()) {
+    // Record the loss durably before the point-in-time open drops the log's damaged suffix (and
+    // with it the evidence); Recover() turns the marker into a new store id and removes it.
+    const std::string report =
+        absl::StrCat("the write-ahead log of issue store ", path, " is corrupt (",
+                     opened.ToString(), "); recovered to the last consistent point before the "
+                     "damage, and every write after it is lost");
+    spdlog::warn("issue store {}: corrupt write-ahead log ({}); recovering to the last "
+                 "consistent point", path, opened.ToString());
+    RETURN_IF_ERROR(FromRocksStatus(
+        rocksdb::WriteStringToFile(db_options.env, report, DataLossMarkerPath(path),
+                                   /*should_sync=*/true),
+        absl::StrCat("recording the data loss of issue store ", path)));
+    store->handles_.clear();
+    db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+    opened = rocksdb::DB::Open(db_options, path, families, &store->handles_, &db);
+  }
+  RETURN_IF_ERROR(FromRocksStatus(opened, absl::StrCat("opening issue store ", path)));
   store->db_.reset(db);
   store->issues_cf_ = store->handles_[1];
   store->comments_cf_ = store->handles_[2];
@@ -268,6 +292,7 @@ absl::Status IssueStore::Recover() {
     if (id.size() < 16) return absl::DataLossError("corrupt meta record store_id: too short");
   }
   store_id_ = id;
+  RETURN_IF_ERROR(ReportDataLoss());
 
   uint64_t count = 0;
   RETURN_IF_ERROR(ReadCounter(db_.get(), meta_cf_, kIssueCountKey, &count));
@@ -287,6 +312,53 @@ absl::Status IssueStore::Recover() {
   }
   RETURN_IF_ERROR(FromRocksStatus(it->status(), "reading the last change-log entry"));
   Publish(last);
+  return absl::OkStatus();
+}
+
+std::string IssueStore::DataLossMarkerPath(const std::string& path) {
+  return path + "/ISSUESCOPE-DATA-LOSS";
+}
+
+absl::Status IssueStore::ReportDataLoss() {
+  const std::string marker = DataLossMarkerPath(path_);
+  rocksdb::Status exists = env_->FileExists(marker);
+  if (exists.IsNotFound()) {
+    // No loss at this open; report the last one recorded, if any.
+    std::string last;
+    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), meta_cf_, kDataLossKey, &last);
+    if (s.ok()) {
+      data_loss_ = absl::DataLossError(last);
+    } else if (!s.IsNotFound()) {
+      return FromRocksStatus(s, "reading the data-loss record");
+    }
+    return absl::OkStatus();
+  }
+  RETURN_IF_ERROR(FromRocksStatus(exists, absl::StrCat("looking for ", marker)));
+  std::string report;
+  RETURN_IF_ERROR(FromRocksStatus(rocksdb::ReadFileToString(env_, marker, &report),
+                                  absl::StrCat("reading ", marker)));
+  // What was lost is unknown, so the store takes a new id: the coordinator grants a FULL crawl
+  // of every repository whose cursor an older id set (its ETags and cursor say nothing about
+  // this store any more), and the indexer reads the whole change feed again from seq 0 (the
+  // lost sequence numbers will be handed out again).
+  const std::string old_id = store_id_;
+  store_id_ = NewStoreId();
+  const std::string message =
+      absl::StrCat(report, ". At ", absl::FormatTime(absl::RFC3339_sec, absl::Now(),
+                                                     absl::UTCTimeZone()),
+                   " the store id changed from ", old_id, " to ", store_id_,
+                   ", so every repository it held is crawled in full again");
+  rocksdb::WriteBatch batch;
+  batch.Put(meta_cf_, kStoreIdKey, store_id_);
+  batch.Put(meta_cf_, kDataLossKey, message);
+  rocksdb::WriteOptions write_options;
+  write_options.sync = true;
+  RETURN_IF_ERROR(FromRocksStatus(db_->Write(write_options, &batch),
+                                  "recording the new store id after a data loss"));
+  RETURN_IF_ERROR(FromRocksStatus(env_->DeleteFile(marker), absl::StrCat("removing ", marker)));
+  spdlog::error("DATA_LOSS: {}", message);
+  data_loss_ = absl::DataLossError(message);
+  data_loss_at_open_ = true;
   return absl::OkStatus();
 }
 

@@ -6,12 +6,16 @@
 //   comments : repo_slug '\0' BE64(number) BE64(id)      -> serialized v1::Comment
 //   changes  : BE64(seq)                                  -> kind(1) BE64(number) repo_slug
 //   meta     : "store_id" -> hex id; "epoch/<slug>" -> BE64 fencing epoch;
-//              "count/issues", "count/comments" -> BE64 record counts
+//              "count/issues", "count/comments" -> BE64 record counts;
+//              "data_loss" -> the report of the last recovery that lost writes
 //   raw      : the raw bodies of fetched listing pages, zstd-compressed (crawler/raw_pages.cc):
 //              'p' slug '\0' BE64(fetch µs) BE64(seq) -> header JSON '\n' body;
 //              'x' slug '\0' item key -> the page key holding the item's newest copy;
 //              'r' page key -> BE64 number of items whose newest copy is on the page;
-//              's' -> BE64 next page seq.
+//              's' -> BE64 next page seq;
+//              'q' slug '\0' listing '\0' item key -> a quarantined item (QuarantinedItem, JSON):
+//              an item the crawl could not use, kept as received with why, until the same item
+//              is quarantined again (replaced) — never applied, never in the change feed.
 //              Retention: a page is kept while it holds the newest fetched copy of at least one
 //              issue or comment, so `issuescope reparse` can re-derive every record it covers and
 //              the column family stays proportional to the live data.
@@ -23,6 +27,14 @@
 // Versions: a record is replaced only by a newer `updated_at`, or by an equal `updated_at` with
 // different content (a later fetch wins). `fetched_at` alone never makes a change. A tombstone
 // (Issue.deleted) is replaced only by a strictly newer `updated_at`.
+//
+// Write-ahead log damage: the WAL is first replayed strictly (only a torn last record, a write
+// never acknowledged, is tolerated). When it is corrupt, the store is recovered to the last
+// consistent point before the damage (RocksDB's point-in-time recovery), which loses every write
+// after it; the loss is never silent: the store takes a new store id (so the coordinator grants
+// each of its repositories a FULL crawl, ignoring cursors and ETags, and the indexer re-reads the
+// feed from seq 0), logs it, keeps the report in meta "data_loss", and data_loss() returns it.
+// A marker file (ISSUESCOPE-DATA-LOSS) written before the recovery makes this survive a crash.
 //
 // Ownership: the store owns its RocksDB handle; a caller-supplied Env must outlive it.
 // Thread-safety: all methods are safe to call concurrently. Writers serialise on a mutex, so
@@ -80,6 +92,25 @@ struct RawPage {
   std::string body;
 };
 
+// QuarantinedItem is one listing item the crawl could not use (crawler/github_client.h,
+// BadItem): kept as received, with why, so it can be inspected (and reported) without blocking
+// the rest of its page or repository (IssueStore::PutQuarantined / ScanQuarantined).
+struct QuarantinedItem {
+  // "issues", "comments" or "notes".
+  std::string listing;
+  // The request URL of the page, without credentials.
+  std::string url;
+  // When the page was fetched.
+  absl::Time fetched_at = absl::InfinitePast();
+  // Position on the page, and the item's key as sent ("number 12"; "" when unreadable).
+  int64_t index = 0;
+  std::string key;
+  // What is wrong with it, naming the field.
+  std::string error;
+  // The item's JSON.
+  std::string raw;
+};
+
 // ApplyResult counts what one Apply call changed.
 struct ApplyResult {
   // Records that were new or newer than the stored version.
@@ -101,8 +132,14 @@ class IssueStore {
   IssueStore(const IssueStore&) = delete;
   IssueStore& operator=(const IssueStore&) = delete;
 
-  // store_id is the random id fixed when the store was created (32 hex chars).
+  // store_id is the random id fixed when the store was created (32 hex chars), replaced by a
+  // new one when a corrupt write-ahead log lost writes (see the file comment).
   const std::string& store_id() const { return store_id_; }
+  // data_loss is OK when no open of this store ever lost writes, else DATA_LOSS with the report
+  // of the last loss (what was corrupt, the old and new store ids).
+  const absl::Status& data_loss() const { return data_loss_; }
+  // data_loss_at_open is true when this very Open recovered from a corrupt write-ahead log.
+  bool data_loss_at_open() const { return data_loss_at_open_; }
 
   // ApplyIssues stores a page of issues of one repository, idempotently: an issue is written
   // only if it is new, or its updated_at is newer than the stored one, or its updated_at is
@@ -155,6 +192,15 @@ class IssueStore {
   absl::Status ScanRawPages(absl::string_view repo_slug,
                             const std::function<bool(const std::string& slug,
                                                      const RawPage& page)>& fn) const;
+  // PutQuarantined keeps a listing item of `repo_slug` the crawl could not use; an item with the
+  // same listing and key (or, without a key, the same fetch time and index) is replaced. Not
+  // fenced and not synced, like PutRawPage.
+  absl::Status PutQuarantined(absl::string_view repo_slug, const QuarantinedItem& item);
+  // ScanQuarantined calls `fn` for each quarantined item of `repo_slug` (all repositories when
+  // empty) until it returns false. DATA_LOSS for a corrupt record.
+  absl::Status ScanQuarantined(
+      absl::string_view repo_slug,
+      const std::function<bool(const std::string& slug, const QuarantinedItem& item)>& fn) const;
   // RawPageCount counts the kept raw pages of `repo_slug` (all when empty).
   absl::StatusOr<int64_t> RawPageCount(absl::string_view repo_slug) const;
   // RawIssueItem / RawCommentItem are the item keys PutRawPage takes.
@@ -178,6 +224,11 @@ class IssueStore {
   IssueStore() = default;
 
   absl::Status Recover();
+  // ReportDataLoss turns a data-loss marker left by Open into a new store id and a "data_loss"
+  // record (removing the marker), or loads the last recorded loss.
+  absl::Status ReportDataLoss();
+  // DataLossMarkerPath is the marker file Open writes before a lossy recovery.
+  static std::string DataLossMarkerPath(const std::string& path);
   // LoadIssue reads one issue; *found is false when absent.
   absl::Status LoadIssue(const std::string& key, v1::Issue* issue, bool* found) const;
   // LoadCurrent reads an issue with its comments; the issue field is unset when absent.
@@ -200,6 +251,10 @@ class IssueStore {
   std::mutex raw_mu_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   std::string store_id_;
+  std::string path_;
+  rocksdb::Env* env_ = nullptr;
+  absl::Status data_loss_;
+  bool data_loss_at_open_ = false;
 
   // Serialises writers; guards the counters below while a batch is built.
   std::mutex write_mu_;

@@ -22,6 +22,20 @@ absl::StatusOr<int64_t> RequiredInt(const json& obj, const char* name) {
   return v->get<int64_t>();
 }
 
+absl::StatusOr<const json*> RequiredMember(const json& obj, const char* name) {
+  if (!obj.is_object()) return FieldError(name, "is missing");
+  auto it = obj.find(name);
+  if (it == obj.end()) return FieldError(name, "is missing");
+  if (it->is_null()) return FieldError(name, "is null");
+  return &*it;
+}
+
+absl::StatusOr<std::string> RequiredString(const json& obj, const char* name) {
+  ASSIGN_OR_RETURN(const json* v, RequiredMember(obj, name));
+  if (!v->is_string()) return FieldError(name, absl::StrCat("is a ", v->type_name()));
+  return v->get<std::string>();
+}
+
 absl::StatusOr<int64_t> OptionalInt(const json& obj, const char* name) {
   const json* v = Member(obj, name);
   if (v == nullptr) return 0;
@@ -46,7 +60,8 @@ absl::StatusOr<std::string> OptionalString(const json& obj, const char* name) {
 absl::Status SetTime(const json& obj, const char* name, bool required,
                      google::protobuf::Timestamp* out) {
   const json* v = Member(obj, name);
-  if (v == nullptr) return required ? FieldError(name, "is missing") : absl::OkStatus();
+  if (v == nullptr && required) return RequiredMember(obj, name).status();
+  if (v == nullptr) return absl::OkStatus();
   if (!v->is_string()) return FieldError(name, absl::StrCat("is a ", v->type_name()));
   auto t = ParseRfc3339(v->get<std::string>());
   if (!t.ok()) return FieldError(name, absl::StrCat("is invalid: ", t.status().message()));
@@ -61,6 +76,14 @@ absl::StatusOr<std::string> UserName(const json& obj, const char* name, const ch
   auto login = OptionalString(*user, login_key);
   if (!login.ok()) return FieldError(absl::StrCat(name, ".", login_key), "is not a string");
   return *login;
+}
+
+std::string ItemKey(const json& item, const char* key_field) {
+  const json* v = Member(item, key_field);
+  if (v == nullptr) return "";
+  if (v->is_number_integer()) return absl::StrCat(key_field, " ", v->get<int64_t>());
+  if (v->is_string()) return absl::StrCat(key_field, " ", v->get<std::string>().substr(0, 40));
+  return "";
 }
 
 absl::StatusOr<json> ParseJson(absl::string_view body) {

@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   int64_t gitee_budget = 0;
   int secondary_backoff_s = 60;
   int drain_timeout_s = 30;
-  std::string tls_ca;
+  std::string tls_ca, cluster_token_env;
   app.add_option("--id", id, "worker id ([A-Za-z0-9._-]{1,64})");
   app.add_option("--listen", listen,
                  "host:port to serve the IssueStore on (port 0 picks a free one; a second "
@@ -133,6 +133,8 @@ int main(int argc, char** argv) {
                  "cancelled and their leases released");
   app.add_option("--tls-ca", tls_ca,
                  "PEM file of the CA (or self-signed certificate) of a TLS coordinator");
+  app.add_option("--cluster-token-env", cluster_token_env,
+                 "environment variable holding the coordinator's cluster token");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off");
   try {
     app.parse(argc, argv);
@@ -165,7 +167,9 @@ int main(int argc, char** argv) {
     return Fail(absl::StrCat("--drain-timeout-s must be between 0 and 3600, got ",
                              drain_timeout_s));
   }
-  auto channel = CreateCoordinatorChannel(coordinator, tls_ca);
+  auto cluster_token = TokenFromEnvironment(cluster_token_env, "--cluster-token-env");
+  if (!cluster_token.ok()) return Fail(std::string(cluster_token.status().message()));
+  auto channel = CreateCoordinatorChannel(coordinator, tls_ca, "--tls-ca", *cluster_token);
   if (!channel.ok()) return Fail(std::string(channel.status().message()));
   InitLogging("crawler", log_level);
 

@@ -22,6 +22,7 @@ namespace {
 constexpr char kPagePrefix = 'p';
 constexpr char kItemPrefix = 'x';
 constexpr char kRefPrefix = 'r';
+constexpr char kQuarantinePrefix = 'q';
 constexpr char kSeqKey[] = "s";
 
 void PutBE64(std::string* out, uint64_t v) {
@@ -221,6 +222,69 @@ absl::Status IssueStore::ScanRawPages(
     if (!fn(std::string(key.substr(1, nul - 1)), page)) break;
   }
   return FromRocksStatus(it->status(), "scanning raw pages");
+}
+
+absl::Status IssueStore::PutQuarantined(absl::string_view repo_slug,
+                                        const QuarantinedItem& item) {
+  if (repo_slug.empty() || repo_slug.find('\0') != absl::string_view::npos ||
+      item.listing.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError("quarantined item: malformed repository slug or listing");
+  }
+  std::string key = SlugPrefix(kQuarantinePrefix, repo_slug);
+  key += item.listing;
+  key.push_back('\0');
+  if (!item.key.empty()) {
+    key += item.key;
+  } else {
+    key += "@";
+    PutBE64(&key, static_cast<uint64_t>(absl::ToUnixMicros(item.fetched_at)));
+    PutBE64(&key, static_cast<uint64_t>(item.index));
+  }
+  nlohmann::json v;
+  v["listing"] = item.listing;
+  v["url"] = item.url;
+  v["fetched_at"] = FormatRfc3339(item.fetched_at);
+  v["index"] = item.index;
+  v["key"] = item.key;
+  v["error"] = item.error;
+  v["raw"] = item.raw;
+  const std::string value = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return FromRocksStatus(db_->Put(rocksdb::WriteOptions(), raw_cf_, key, value),
+                         absl::StrCat("writing a quarantined item of ", repo_slug));
+}
+
+absl::Status IssueStore::ScanQuarantined(
+    absl::string_view repo_slug,
+    const std::function<bool(const std::string& slug, const QuarantinedItem& item)>& fn) const {
+  const std::string prefix = repo_slug.empty() ? std::string(1, kQuarantinePrefix)
+                                               : SlugPrefix(kQuarantinePrefix, repo_slug);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), raw_cf_));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    const absl::string_view key(it->key().data(), it->key().size());
+    const size_t nul = key.find('\0');
+    auto corrupt = [&](absl::string_view why) {
+      return absl::DataLossError(absl::StrCat("corrupt quarantined item \"",
+                                              absl::CHexEscape(key.substr(0, 80)), "\": ", why));
+    };
+    if (nul == absl::string_view::npos) return corrupt("no slug end");
+    QuarantinedItem item;
+    try {
+      const nlohmann::json v = nlohmann::json::parse(it->value().ToString());
+      item.listing = v.at("listing").get<std::string>();
+      item.url = v.at("url").get<std::string>();
+      auto t = ParseRfc3339(v.at("fetched_at").get<std::string>());
+      if (!t.ok()) return corrupt(t.status().message());
+      item.fetched_at = *t;
+      item.index = v.at("index").get<int64_t>();
+      item.key = v.at("key").get<std::string>();
+      item.error = v.at("error").get<std::string>();
+      item.raw = v.at("raw").get<std::string>();
+    } catch (const nlohmann::json::exception& e) {
+      return corrupt(e.what());
+    }
+    if (!fn(std::string(key.substr(1, nul - 1)), item)) break;
+  }
+  return FromRocksStatus(it->status(), "scanning quarantined items");
 }
 
 absl::StatusOr<int64_t> IssueStore::RawPageCount(absl::string_view repo_slug) const {

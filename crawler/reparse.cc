@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "crawler/tracker.h"
@@ -14,6 +15,10 @@ namespace issuescope::crawler {
 namespace {
 
 // RepoState is what reparse remembers per repository while walking its pages.
+// The clock skew a reparse allows between an item's updated_at and its page's fetch time (the
+// crawl's default CrawlerOptions.max_clock_skew).
+constexpr absl::Duration kMaxClockSkew = absl::Minutes(5);
+
 struct RepoState {
   uint64_t epoch = 0;
   std::set<int64_t> pr_numbers;  // pull requests seen on issue pages
@@ -31,6 +36,13 @@ absl::StatusOr<ReparseResult> Reparse(IssueStore* store, absl::string_view repo_
     if (result.first_error.empty()) {
       result.first_error = absl::StrCat("GET ", page.url, ": ", s.message());
     }
+  };
+  // An item updated after the page was fetched (beyond the crawl's clock-skew allowance) is one
+  // the crawl quarantined (RepoCrawler, CrawlerOptions.max_clock_skew): not re-applied here.
+  auto future = [&](const RawPage& page, const google::protobuf::Timestamp& updated) {
+    if (FromProto(updated) <= page.fetched_at + kMaxClockSkew) return false;
+    ++result.bad_items;
+    return true;
   };
   auto apply = [&](const std::string& slug, const RawPage& page) -> absl::Status {
     ++result.pages;
@@ -50,13 +62,16 @@ absl::StatusOr<ReparseResult> Reparse(IssueStore* store, absl::string_view repo_
     }
     const google::protobuf::Timestamp fetched = ToProto(page.fetched_at);
     if (page.listing == "issues") {
-      auto parsed = tracker->ParseIssues(page.body, page.repo);
+      std::vector<BadItem> bad_items;
+      auto parsed = tracker->ParseIssues(page.body, page.repo, &bad_items);
       if (!parsed.ok()) {
         bad(page, parsed.status());
         return absl::OkStatus();
       }
+      result.bad_items += static_cast<int64_t>(bad_items.size());
       std::vector<v1::Issue> kept;
       for (v1::Issue& issue : *parsed) {
+        if (future(page, issue.updated_at())) continue;
         if (issue.is_pull_request()) state.pr_numbers.insert(issue.number());
         if (issue.is_pull_request() && !page.include_pull_requests) continue;
         *issue.mutable_fetched_at() = fetched;
@@ -78,13 +93,22 @@ absl::StatusOr<ReparseResult> Reparse(IssueStore* store, absl::string_view repo_
       bad(page, absl::InvalidArgumentError(absl::StrCat("unknown listing '", page.listing, "'")));
       return absl::OkStatus();
     }
-    auto parsed = tracker->ParseComments(page.body, page.repo, per_issue ? &issue : nullptr);
+    // The repository as leased: a moved repository's comments name its new place, so they
+    // count as bad items here (the crawl under the new name stores them).
+    const TrackerRepo where{page.repo.api_url().empty() ? DefaultApiUrl(page.repo.tracker())
+                                                        : page.repo.api_url(),
+                            page.repo.owner(), page.repo.name()};
+    std::vector<BadItem> bad_items;
+    auto parsed = tracker->ParseComments(page.body, page.repo, per_issue ? &issue : nullptr,
+                                         where, &bad_items);
     if (!parsed.ok()) {
       bad(page, parsed.status());
       return absl::OkStatus();
     }
+    result.bad_items += static_cast<int64_t>(bad_items.size());
     std::vector<v1::Comment> kept;
     for (v1::Comment& comment : *parsed) {
+      if (future(page, comment.updated_at())) continue;
       if (!per_issue && !page.include_pull_requests &&
           (tracker->IsPullRequestComment(comment) ||
            state.pr_numbers.count(comment.issue_number()) > 0)) {

@@ -23,6 +23,7 @@
 #include <random>
 #include <set>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,7 @@
 #include "common/time_util.h"
 #include "crawler/github_client.h"
 #include "crawler/tracker.h"
+#include "google/protobuf/util/json_util.h"
 
 namespace issuescope::crawler {
 namespace {
@@ -227,6 +229,14 @@ class RepoCrawler::Run {
     }
     RETURN_IF_ERROR(Report());
     return progress_;
+  }
+
+  // Counters are the crawl's counters now, every request counted (also after a failure).
+  v1::CrawlCounters Counters() const {
+    v1::CrawlCounters c = progress_.counters;
+    c.set_requests(requests_.load());
+    c.set_retries(retries_.load());
+    return c;
   }
 
  private:
@@ -473,9 +483,13 @@ class RepoCrawler::Run {
       if (!pass->max_updated || t > *pass->max_updated) pass->max_updated = t;
     };
     v1::CrawlCounters& counters = progress_.counters;
+    std::vector<BadItem> bad;
     if (kind == Listing::kIssues) {
-      auto page = tracker_->ParseIssues(resp.body, repo_);
+      auto page = tracker_->ParseIssues(resp.body, repo_, &bad);
       if (!page.ok()) return BadPage(url, page.status());
+      page_items_ = page->size() + bad.size();
+      DropFutureItems(mark.date, &*page, &bad);
+      RETURN_IF_ERROR(Quarantine("issues", url, now, bad));
       std::vector<std::string> items;
       for (const v1::Issue& issue : *page) items.push_back(IssueStore::RawIssueItem(issue.number()));
       RETURN_IF_ERROR(KeepRawPage("issues", url, resp.body, now, nullptr, items));
@@ -501,8 +515,11 @@ class RepoCrawler::Run {
       counters.set_issues_stored(counters.issues_stored() + r.stored);
       for (size_t i : need_comments) RETURN_IF_ERROR(FetchIssueComments(kept[i]));
     } else {
-      auto page = tracker_->ParseComments(resp.body, repo_, nullptr);
+      auto page = tracker_->ParseComments(resp.body, repo_, nullptr, Where(), &bad);
       if (!page.ok()) return BadPage(url, page.status());
+      page_items_ = page->size() + bad.size();
+      DropFutureItems(mark.date, &*page, &bad);
+      RETURN_IF_ERROR(Quarantine("comments", url, now, bad));
       std::vector<std::string> items;
       for (const v1::Comment& c : *page) {
         items.push_back(IssueStore::RawCommentItem(c.issue_number(), c.id()));
@@ -522,6 +539,64 @@ class RepoCrawler::Run {
     }
     pass->pages.push_back(mark);
     return Report();
+  }
+
+  // DropFutureItems moves the items whose updated_at lies more than max_clock_skew after the
+  // tracker's clock (`date`, the response's Date) from `page` to `bad`: a time the tracker has
+  // not reached yet is an anomaly (9999-12-31 was seen), and as a cursor it would hide every
+  // later change. Left in the listing (it is at or after any cursor), such an item is listed
+  // again by every crawl and stored once the tracker's clock has passed its updated_at.
+  template <typename T>
+  void DropFutureItems(absl::Time date, std::vector<T>* page, std::vector<BadItem>* bad) const {
+    const absl::Time limit = date + c_->options_.max_clock_skew;
+    size_t kept = 0;
+    for (size_t i = 0; i < page->size(); ++i) {
+      T& item = (*page)[i];
+      const absl::Time updated = FromProto(item.updated_at());
+      if (updated <= limit) {
+        if (kept != i) (*page)[kept] = std::move(item);
+        ++kept;
+        continue;
+      }
+      BadItem b;
+      b.index = static_cast<int64_t>(i);
+      if constexpr (std::is_same_v<T, v1::Issue>) {
+        b.key = absl::StrCat("number ", item.key().empty() ? absl::StrCat(item.number())
+                                                           : item.key());
+      } else {
+        b.key = absl::StrCat("id ", item.id());
+      }
+      b.error = absl::StrCat("field 'updated_at' (", FormatRfc3339(updated),
+                             ") is after the tracker's clock (Date ", FormatRfc3339(date),
+                             ") by more than ", absl::FormatDuration(c_->options_.max_clock_skew));
+      google::protobuf::util::JsonPrintOptions json;
+      json.preserve_proto_field_names = true;
+      (void)google::protobuf::util::MessageToJsonString(item, &b.raw, json);  // as parsed
+      bad->push_back(std::move(b));
+    }
+    page->resize(kept);
+  }
+
+  // Quarantine keeps the bad items of one page in the store, counts and logs them: their errors
+  // are deterministic, so the page is not fetched again for them and the rest of it is used.
+  absl::Status Quarantine(const char* listing, const std::string& url, absl::Time fetched,
+                          const std::vector<BadItem>& bad) {
+    for (const BadItem& b : bad) {
+      QuarantinedItem q;
+      q.listing = listing;
+      q.url = Redact(url);
+      q.fetched_at = fetched;
+      q.index = b.index;
+      q.key = b.key;
+      q.error = b.error;
+      q.raw = b.raw;
+      spdlog::warn("{}: quarantined {} item {}{} of GET {}: {}", slug_, listing, b.index,
+                   b.key.empty() ? std::string() : absl::StrCat(" (", b.key, ")"), q.url, b.error);
+      RETURN_IF_ERROR(c_->store_->PutQuarantined(slug_, q));
+      v1::CrawlCounters& counters = progress_.counters;
+      counters.set_items_quarantined(counters.items_quarantined() + 1);
+    }
+    return absl::OkStatus();
   }
 
   // KeepRawPage stores the raw body of a parsed page for `issuescope reparse`.
@@ -580,7 +655,9 @@ class RepoCrawler::Run {
   // the issue was deleted, so it becomes a tombstone (a DELETE in the change feed).
   absl::Status FetchIssueComments(const v1::Issue& issue) {
     std::string url = tracker_->IssueCommentsUrl(Where(), issue, c_->options_.per_page);
+    std::set<std::string> listed;  // the pages of this listing, to stop a looping next page
     for (;;) {
+      listed.insert(url);
       ++pages_;
       ASSIGN_OR_RETURN(HttpResponse resp, Get(url, ""));
       if (resp.status == 410) {
@@ -588,15 +665,18 @@ class RepoCrawler::Run {
         return c_->store_->MarkDeleted(slug_, lease_.epoch(), issue.number());
       }
       if (resp.status != 200) return UnexpectedStatus(resp.status, url);
-      auto page = tracker_->ParseComments(resp.body, repo_, &issue);
-      // A body that does not parse (cut short, not JSON) is fetched again, bounded like 5xx.
+      std::vector<BadItem> bad_items;
+      auto page = tracker_->ParseComments(resp.body, repo_, &issue, Where(), &bad_items);
+      // A body that does not parse (cut short, not JSON) is fetched again, bounded like 5xx;
+      // bad items in a body that parses are not (see Quarantine).
       for (int bad = 0; !page.ok() && bad < c_->options_.max_retries; ++bad) {
         retries_.fetch_add(1);
         RETURN_IF_ERROR(Sleep(Backoff(bad)));
         ASSIGN_OR_RETURN(resp, Get(url, ""));
         if (resp.status == 410) break;
         if (resp.status != 200) return UnexpectedStatus(resp.status, url);
-        page = tracker_->ParseComments(resp.body, repo_, &issue);
+        bad_items.clear();
+        page = tracker_->ParseComments(resp.body, repo_, &issue, Where(), &bad_items);
       }
       if (resp.status == 410) {
         spdlog::info("{}: issue {} is gone (HTTP 410); keeping a tombstone", slug_, issue.key());
@@ -604,6 +684,10 @@ class RepoCrawler::Run {
       }
       if (!page.ok()) return BadPage(url, page.status());
       const absl::Time fetched = c_->clock_->Now();
+      const size_t on_page = page->size() + bad_items.size();
+      DropFutureItems(ParseHttpDate(resp.headers.Get("Date")).value_or(fetched), &*page,
+                      &bad_items);
+      RETURN_IF_ERROR(Quarantine("notes", url, fetched, bad_items));
       std::vector<std::string> items;
       for (const v1::Comment& c : *page) {
         items.push_back(IssueStore::RawCommentItem(c.issue_number(), c.id()));
@@ -612,20 +696,35 @@ class RepoCrawler::Run {
       const auto now = ToProto(fetched);
       for (v1::Comment& comment : *page) *comment.mutable_fetched_at() = now;
       RETURN_IF_ERROR(StoreComments(*page));
-      ASSIGN_OR_RETURN(std::optional<std::string> next, NextUrl(url, resp));
+      ASSIGN_OR_RETURN(std::optional<std::string> next, NextUrl(url, resp, listed, on_page));
       if (!next) return absl::OkStatus();
       url = *next;
     }
   }
 
   // NextUrl returns the next page's URL (nullopt on the last page); PERMISSION_DENIED when it
-  // points to another host (the token must not follow it there).
+  // points to another host (the token must not follow it there). A tracker that would page
+  // forever is INVALID_ARGUMENT naming the repository and the URL: a next page that repeats a
+  // URL in `listed` (the pages of this listing pass), or one named by a page of `items` == 0
+  // items (nullopt: not known yet, e.g. for a prefetch).
   absl::StatusOr<std::optional<std::string>> NextUrl(const std::string& url,
-                                                      const HttpResponse& resp) const {
+                                                      const HttpResponse& resp,
+                                                      const std::set<std::string>& listed,
+                                                      std::optional<size_t> items) const {
     std::optional<std::string> next = tracker_->NextPageUrl(url, resp);
     if (next && Origin(*next) != Origin(base_)) {
       return absl::PermissionDeniedError(absl::StrCat(
           "GET ", Redact(url), ": the next page is on another host: ", Redact(*next)));
+    }
+    if (next && (listed.count(*next) > 0 || *next == url)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          slug_, ": the tracker's next page repeats a page already listed in this pass (GET ",
+          Redact(url), " names ", Redact(*next), " as next); stopping instead of looping"));
+    }
+    if (next && items && *items == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          slug_, ": the tracker names a next page after an empty page (GET ", Redact(url),
+          " has no items and names ", Redact(*next), " as next); stopping instead of looping"));
     }
     return next;
   }
@@ -655,8 +754,10 @@ class RepoCrawler::Run {
                                   const std::string& etag) {
     PassResult pass;
     std::string url = ListingUrl(kind, since);
+    std::set<std::string> listed;  // the pages of this pass, to stop a looping next page
     Prefetch ahead(&stop_);
     for (bool first = true;; first = false) {
+      listed.insert(url);
       absl::StatusOr<HttpResponse> got;
       if (ahead.Holds(url)) {
         got = ahead.Take();  // counted against the page budget when it was sent
@@ -685,6 +786,7 @@ class RepoCrawler::Run {
               "cursor makes no progress (more items share one updated_at than the tracker pages)"));
         }
         restart_since_ = restart;
+        listed.clear();  // a new listing (another since)
         retries_.fetch_add(1);
         spdlog::info("{}: HTTP 422 on a deep page; listing again from {}", slug_,
                      FormatRfc3339(*restart));
@@ -702,7 +804,8 @@ class RepoCrawler::Run {
             progress_.issues_estimated, tracker_->EstimatedTotal(resp, c_->options_.per_page));
       }
       if (MayPrefetch(kind)) {
-        absl::StatusOr<std::optional<std::string>> next = NextUrl(url, resp);
+        absl::StatusOr<std::optional<std::string>> next =
+            NextUrl(url, resp, listed, std::nullopt);
         if (next.ok() && next->has_value()) {
           ++pages_;
           if (!ahead.Start(**next, [this, next_url = **next] { return Get(next_url, ""); })) {
@@ -725,7 +828,7 @@ class RepoCrawler::Run {
       RETURN_IF_ERROR(stored);
       // The next URL of the response stored (after a bad body, of its re-fetch; a prefetch of
       // another URL is then abandoned at the top of the loop).
-      ASSIGN_OR_RETURN(std::optional<std::string> next, NextUrl(url, resp));
+      ASSIGN_OR_RETURN(std::optional<std::string> next, NextUrl(url, resp, listed, page_items_));
       if (!next) return pass;
       url = *next;
     }
@@ -877,6 +980,7 @@ class RepoCrawler::Run {
   std::optional<absl::Time> restart_since_;  // the last since a 422 restarted a listing from
   bool paused_ = false;   // the page budget ran out
   bool bad_body_ = false;  // the last StorePage failed because its body did not parse
+  size_t page_items_ = 0;  // items (bad ones included) on the last page StorePage parsed
 };
 
 RepoCrawler::RepoCrawler(HttpTransport* transport, IssueStore* store, Clock* clock,
@@ -888,13 +992,17 @@ RepoCrawler::RepoCrawler(HttpTransport* transport, IssueStore* store, Clock* clo
       budget_(options_.budget ? options_.budget : std::make_shared<RateBudget>()) {}
 
 absl::StatusOr<CrawlProgress> RepoCrawler::Crawl(
-    const v1::Lease& lease, const std::function<absl::Status(const CrawlProgress&)>& on_progress) {
+    const v1::Lease& lease, const std::function<absl::Status(const CrawlProgress&)>& on_progress,
+    v1::CrawlCounters* counters) {
+  if (counters != nullptr) counters->Clear();
   if (lease.repo().owner().empty() || lease.repo().name().empty()) {
     return absl::InvalidArgumentError("lease names no repository (owner or name empty)");
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Tracker> tracker, MakeTracker(lease.repo().tracker()));
   Run run(this, tracker.get(), lease, on_progress);
-  return run.Crawl();
+  absl::StatusOr<CrawlProgress> result = run.Crawl();
+  if (counters != nullptr) *counters = run.Counters();
+  return result;
 }
 
 }  // namespace issuescope::crawler

@@ -18,7 +18,14 @@
 // pauses after that many pages with its cursor saved (CrawlProgress.paused; not done), so a
 // huge repository does not hold a worker for hours: the next lease continues from the cursor.
 // A shift repair pass re-lists the tail
-// of a listing when items changed while it was paged (see repo_crawler.cc). Every request takes
+// of a listing when items changed while it was paged (see repo_crawler.cc).
+// Hostile or broken listings: a next page that repeats a URL already listed in the same pass, or
+// a next page named by a page with no items, stops the crawl with INVALID_ARGUMENT naming the
+// repository and the URL (pages stored so far stay; the listing's cursor does not move). An item
+// that cannot be used (crawler/github_client.h, BadItem; or an updated_at more than
+// max_clock_skew after the response's Date) is quarantined (IssueStore::PutQuarantined, counted
+// in CrawlCounters.items_quarantined, logged with the repository and the item) and the rest of
+// its page is stored: such errors are deterministic, so they are not retried. Every request takes
 // a token from the tracker's TokenPool (serial per token; a spent token waits for its reset; a
 // 403/429 secondary limit benches the token until Retry-After or an exponential backoff, and the
 // request is retried with another token); 5xx/transport errors are retried with a seeded,
@@ -99,6 +106,10 @@ struct CrawlerOptions {
   // Keep the raw body of every listing page in the store (IssueStore::PutRawPage) so
   // `issuescope reparse` can re-derive the records. Default: true.
   bool keep_raw_pages = true;
+  // How far an item's updated_at may lie after the tracker's clock (the response's Date, else
+  // ours) before it counts as an anomaly: such an item is quarantined, not stored, and never
+  // moves the cursor. Default: 5 minutes.
+  absl::Duration max_clock_skew = absl::Minutes(5);
 };
 
 // CrawlProgress is what a crawl reports after each stored page and at the end.
@@ -134,10 +145,13 @@ class RepoCrawler {
   // (CANCELLED). on_progress is called after every stored page and once at the end with
   // done=true (or paused=true) and the final cursor. Errors: INVALID_ARGUMENT for a lease of an
   // unknown tracker, NOT_FOUND "repository gone" (404/410), the mapped
-  // HTTP status naming the (redacted) URL, INVALID_ARGUMENT for a bad page (nothing of that page
-  // is stored), FAILED_PRECONDITION when the store fenced the epoch.
+  // HTTP status naming the (redacted) URL, INVALID_ARGUMENT for a body that is not a JSON array
+  // of items (nothing of that page is stored) or a next page that loops, FAILED_PRECONDITION when the store fenced the epoch. When `counters` is not
+  // null it receives the crawl's counters however Crawl ends, so a failed crawl can report the
+  // requests it actually made (the last on_progress may be older than the failure).
   absl::StatusOr<CrawlProgress> Crawl(
-      const v1::Lease& lease, const std::function<absl::Status(const CrawlProgress&)>& on_progress);
+      const v1::Lease& lease, const std::function<absl::Status(const CrawlProgress&)>& on_progress,
+      v1::CrawlCounters* counters = nullptr);
 
   // Cancel asks a running Crawl to stop before its next request or during a wait. Thread-safe.
   void Cancel() { cancelled_.store(true); }

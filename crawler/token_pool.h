@@ -144,6 +144,13 @@ class TokenPool {
   v1::Tracker tracker() const { return tracker_; }
   // size is the number of tokens.
   int size() const { return static_cast<int>(tokens_.size()); }
+  // HasSecret says whether any token of the pool is a secret (not anonymous).
+  bool HasSecret() const {
+    for (const Entry& e : tokens_) {
+      if (!e.cred.token.empty()) return true;
+    }
+    return false;
+  }
 
   // Acquire lends a token with budget that no other request holds, waiting as the file comment
   // says. `cancelled` (may be empty) is polled while waiting: CANCELLED when it returns true.

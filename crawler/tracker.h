@@ -75,9 +75,12 @@ class Tracker {
   // (inclusive) when set.
   virtual std::string IssuesUrl(const TrackerRepo& repo, const std::optional<absl::Time>& since,
                                 int per_page) const = 0;
-  // ParseIssues parses one page of the issue listing. INVALID_ARGUMENT names the item and field.
+  // ParseIssues parses one page of the issue listing. A body that is not a JSON array is
+  // INVALID_ARGUMENT. An item that does not parse (wrong type, required field missing or null,
+  // unknown state) is left out and described in `bad` (a BadItem naming the index, key and
+  // field); with `bad` null it fails the page instead (INVALID_ARGUMENT "item i: ...").
   virtual absl::StatusOr<std::vector<v1::Issue>> ParseIssues(
-      absl::string_view body, const v1::RepositoryRef& repo) const = 0;
+      absl::string_view body, const v1::RepositoryRef& repo, std::vector<BadItem>* bad) const = 0;
 
   // CommentsUrl is the first page of the repository-wide comment listing (kRepositoryWide).
   virtual std::string CommentsUrl(const TrackerRepo& repo, const std::optional<absl::Time>& since,
@@ -87,9 +90,12 @@ class Tracker {
                                        int per_page) const = 0;
   // ParseComments parses one page of comments; `issue` is the issue of a per-issue listing
   // (nullptr for a repository-wide one). Comments that belong to no issue of the listing (e.g.
-  // pull-request comments Gitee mixes in) are left out.
+  // pull-request comments Gitee mixes in) are left out. `where` is the repository listed: a
+  // comment that names another host or repository (GitHub's issue_url) is a bad item, never
+  // filed under a number of this one. Bad items as for ParseIssues.
   virtual absl::StatusOr<std::vector<v1::Comment>> ParseComments(
-      absl::string_view body, const v1::RepositoryRef& repo, const v1::Issue* issue) const = 0;
+      absl::string_view body, const v1::RepositoryRef& repo, const v1::Issue* issue,
+      const TrackerRepo& where, std::vector<BadItem>* bad) const = 0;
   // IsPullRequestComment reports whether a repository-wide comment belongs to a pull request.
   virtual bool IsPullRequestComment(const v1::Comment& comment) const { return false; }
 

@@ -11,6 +11,7 @@
 #include "common/logging.h"
 #include "common/repo_slug.h"
 #include "common/time_util.h"
+#include "crawler/token_binding.h"
 #include "grpcpp/client_context.h"
 
 namespace issuescope::crawler {
@@ -381,7 +382,13 @@ void CrawlerWorker::RunCrawl(ActiveCrawl* crawl) {
     if (!s.ok()) spdlog::warn("ReportProgress for {} failed: {}", lease.repo_slug(), s.ToString());
     return absl::OkStatus();
   };
-  absl::StatusOr<CrawlProgress> result = crawl->crawler->Crawl(lease, on_progress);
+  v1::CrawlCounters counters;
+  // A lease's API comes from whoever added the repository: the worker's tokens go only to the
+  // APIs it was configured for (crawler/token_binding.h).
+  absl::Status bound = CheckRepositoryTokenBinding(options_.crawler, lease.repo());
+  absl::StatusOr<CrawlProgress> result =
+      bound.ok() ? crawl->crawler->Crawl(lease, on_progress, &counters)
+                 : absl::StatusOr<CrawlProgress>(bound);
   if (result.ok() && result->paused) {
     // The page budget ran out: releasing the lease without done=true leaves the crawl scheduled,
     // so the coordinator hands it out again and it continues from the reported cursor.
@@ -398,7 +405,9 @@ void CrawlerWorker::RunCrawl(ActiveCrawl* crawl) {
   } else if (crawl->revoked.load() || result.status().code() == absl::StatusCode::kCancelled) {
     spdlog::info("crawl of {} stopped: {}", lease.repo_slug(), result.status().ToString());
   } else {
-    spdlog::warn("crawl of {} failed: {}", lease.repo_slug(), result.status().ToString());
+    spdlog::warn("crawl of {} failed after {} requests: {}", lease.repo_slug(),
+                 counters.requests(), result.status().ToString());
+    last.counters = counters;  // every request made, also those after the last report
     const absl::Status s = Report(lease, last, result.status().ToString());
     if (!s.ok()) spdlog::warn("reporting the failure of {}: {}", lease.repo_slug(), s.ToString());
   }

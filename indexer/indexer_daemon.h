@@ -39,6 +39,8 @@ struct IndexerDaemonOptions {
   // PEM file of the CA (or self-signed certificate) of a TLS coordinator; "" talks plaintext.
   // The store channels stay plaintext. Default: "".
   std::string coordinator_tls_ca;
+  // Cluster token sent to the coordinator (coordinator/security.h); "": none. Never logged.
+  std::string coordinator_token;
   // host:port of each store to follow (static mode). Default: empty.
   std::vector<std::string> store_addresses;
   // How often to poll the coordinator (and check the writer's commit delay). Default: 1 s.

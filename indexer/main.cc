@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/clock.h"
+#include "common/grpc_channel.h"
 #include "common/logging.h"
 #include "indexer/index_writer.h"
 #include "indexer/indexer_daemon.h"
@@ -95,7 +96,9 @@ int main(int argc, char** argv) {
   auto* store_opt =
       app.add_option("--store", stores, "store HOST:PORT to follow (repeatable)")->take_all();
   coordinator_opt->excludes(store_opt);
-  std::string tls_ca;
+  std::string tls_ca, cluster_token_env;
+  app.add_option("--cluster-token-env", cluster_token_env,
+                 "environment variable holding the coordinator's cluster token");
   app.add_option("--tls-ca", tls_ca,
                  "PEM file of the CA (or self-signed certificate) of a TLS coordinator")
       ->needs(coordinator_opt);
@@ -184,6 +187,11 @@ int main(int argc, char** argv) {
   issuescope::indexer::IndexerDaemonOptions daemon_options;
   daemon_options.coordinator_address = coordinator;
   daemon_options.coordinator_tls_ca = tls_ca;
+  {
+    auto token = issuescope::TokenFromEnvironment(cluster_token_env, "--cluster-token-env");
+    if (!token.ok()) return Fail(std::string(token.status().message()));
+    daemon_options.coordinator_token = *std::move(token);
+  }
   daemon_options.store_addresses = stores;
   daemon_options.follower.max_batch = batch_size;
   ix::IndexerDaemon daemon(sink, issuescope::Clock::Real(), daemon_options);

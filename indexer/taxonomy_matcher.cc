@@ -1,6 +1,7 @@
 #include "indexer/taxonomy_matcher.h"
 
 #include "absl/strings/ascii.h"
+#include "common/text_tokens.h"
 
 namespace issuescope::taxonomy {
 namespace {
@@ -50,7 +51,7 @@ void TaxonomyMatcher::Add(const std::string& node, const CueSet& cues) {
 }
 
 std::vector<CueMatch> TaxonomyMatcher::Match(absl::string_view text) const {
-  text = text.substr(0, kMaxScanBytes);
+  text = Utf8Prefix(text, kMaxScanBytes);  // a cut inside a character would end in bad UTF-8
   const std::string lower = absl::AsciiStrToLower(text);
   const std::vector<char> lower_found = lower_->Find(lower);
   const std::vector<char> case_found = case_->Find(text);
@@ -67,7 +68,8 @@ std::vector<CueMatch> TaxonomyMatcher::Match(absl::string_view text) const {
       re2::StringPiece piece(input.data(), input.size());
       re2::StringPiece match;
       if (re->Match(piece, 0, piece.size(), RE2::UNANCHORED, &match, 1)) {
-        out.push_back({c.node, std::string(match.data(), std::min<size_t>(match.size(), 80))});
+        out.push_back(
+            {c.node, std::string(Utf8Prefix(absl::string_view(match.data(), match.size()), 80))});
       }
     }
   }

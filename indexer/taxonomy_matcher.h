@@ -25,7 +25,7 @@ namespace issuescope::taxonomy {
 // CueMatch is one cue found in a text.
 struct CueMatch {
   std::string node;  // node id, or "llm"
-  std::string cue;   // the term, or the text a pattern matched (at most 80 bytes)
+  std::string cue;   // the term, or the text a pattern matched (at most 80 bytes, whole chars)
 };
 
 // LabelMatch is one native label that maps to a node.

@@ -409,9 +409,11 @@ Xapian::Query DateRange(Xapian::valueno slot, std::optional<int64_t> lo, std::op
   }
   for (const auto& [term, period] : *months) {
     if (period.second < from || period.first > to) continue;  // outside
-    const bool in_whole_year = std::any_of(whole_years.begin(), whole_years.end(), [&](auto y) {
-      return period.first >= y.first && period.second <= y.second;
-    });
+    // A lambda may not capture a structured binding in C++17 (clang refuses it): capture a copy.
+    const bool in_whole_year =
+        std::any_of(whole_years.begin(), whole_years.end(), [month = period](auto y) {
+          return month.first >= y.first && month.second <= y.second;
+        });
     if (in_whole_year) continue;
     if (inside(period)) {
       parts.emplace_back(term);

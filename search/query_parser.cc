@@ -298,7 +298,17 @@ class Parser {
         return absl::InvalidArgumentError(absl::StrCat("cannot parse the text at column ",
                                                        t.column, ": ", q.status().message()));
       }
-      if (!q->empty()) alternatives.push_back(index::ScopeToField(*q, field, db_));
+      if (q->empty()) continue;
+      // Bound the expansion before any of it happens (ScopeToField expands wildcards too).
+      wildcard_terms_ +=
+          index::WildcardExpansion(*q, db_, kMaxQueryWildcardTerms - wildcard_terms_);
+      if (wildcard_terms_ > kMaxQueryWildcardTerms) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "too many wildcard words: with '", t.text, "' at column ", t.column,
+            " the query's wildcards expand to more than ", kMaxQueryWildcardTerms,
+            " words, the limit per query; use longer prefixes or fewer wildcards"));
+      }
+      alternatives.push_back(index::ScopeToField(*q, field, db_));
     }
     if (!alternatives.empty()) {
       clause.query = Combine(Xapian::Query::OP_OR, alternatives);
@@ -335,6 +345,8 @@ class Parser {
   // Free-text atoms parsed so far, and the column of the last `in:` seen.
   int text_atoms_ = 0;
   int in_column_ = 0;
+  // Words the wildcards parsed so far expand to (at most kMaxQueryWildcardTerms + 1).
+  unsigned wildcard_terms_ = 0;
   size_t pos_ = 0;
   int depth_ = 0;
   std::optional<SortOrder> sort_;

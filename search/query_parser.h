@@ -36,6 +36,11 @@ namespace issuescope::search {
 
 // kMaxQueryBytes is the longest query accepted (longer → INVALID_ARGUMENT).
 inline constexpr size_t kMaxQueryBytes = 4096;
+// kMaxQueryWildcardTerms bounds the words all the wildcards of a query expand to together (each
+// wildcard counts the words it expands to, at most index::kMaxWildcardTerms; a scoped query
+// counts each field it searches). More → INVALID_ARGUMENT naming the limit: hundreds of short
+// wildcards (`a* OR b* OR …`) would otherwise merge tens of thousands of posting lists.
+inline constexpr unsigned kMaxQueryWildcardTerms = 1000;
 
 // ParsedQuery is a query ready for Xapian::Enquire.
 struct ParsedQuery {
@@ -74,8 +79,9 @@ class QueryParser {
 
   // Parse parses `query`. INVALID_ARGUMENT with the 1-based column and what was expected for
   // an unknown qualifier, an empty qualifier value, an unbalanced parenthesis or quote, a bad
-  // date or `is:` value, a dangling operator, text with nothing searchable, or a query longer
-  // than kMaxQueryBytes. Throws nothing.
+  // date or `is:` value, a dangling operator, text with nothing searchable, wildcards that
+  // expand to more than kMaxQueryWildcardTerms words, or a query longer than kMaxQueryBytes.
+  // Throws nothing.
   absl::StatusOr<ParsedQuery> Parse(absl::string_view query, ParseOptions options = {}) const;
 
  private:

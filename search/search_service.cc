@@ -15,7 +15,7 @@ namespace {
 absl::Status Expired(grpc::ServerContext* context) {
   if (context->IsCancelled()) return absl::CancelledError("request cancelled by the client");
   if (context->deadline() <= std::chrono::system_clock::now()) {
-    return absl::DeadlineExceededError("deadline passed before the request was served");
+    return absl::DeadlineExceededError("the request's deadline passed; the search stopped");
   }
   return absl::OkStatus();
 }
@@ -56,7 +56,8 @@ grpc::Status SearchService::Search(grpc::ServerContext* context,
   if (request->page_token().size() > 256) {
     return ToGrpcStatus(absl::InvalidArgumentError("page_token is malformed (too long)"));
   }
-  return Reply("Search", searcher_->Search(*request), response);
+  return Reply("Search", searcher_->Search(*request, [context] { return Expired(context); }),
+               response);
 }
 
 grpc::Status SearchService::GetIssue(grpc::ServerContext* context,
@@ -110,7 +111,8 @@ grpc::Status SearchService::Aggregate(grpc::ServerContext* context,
     return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
         request->dimensions_size(), " dimensions requested; at most 3")));
   }
-  return Reply("Aggregate", searcher_->Aggregate(*request), response);
+  return Reply("Aggregate",
+               searcher_->Aggregate(*request, [context] { return Expired(context); }), response);
 }
 
 }  // namespace issuescope::search

@@ -1,7 +1,8 @@
 // SearchService is the gRPC service issuescope.v1.Search (proto/issuescope/v1/search.proto): a
 // thin adapter that bounds request sizes, gives up early on requests whose deadline has passed
-// or that were cancelled (Export checks before every hit it writes and stops when the client
-// goes away), calls the Searcher and converts its statuses to gRPC statuses.
+// or that were cancelled (Search and Aggregate check between their passes, StopCheck; Export
+// checks before every hit it writes and stops when the client goes away), calls the Searcher
+// and converts its statuses to gRPC statuses.
 // Borrows the Searcher, which must outlive it. Thread-safe (the Searcher is).
 #pragma once
 

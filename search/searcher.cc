@@ -101,6 +101,9 @@ absl::StatusOr<std::vector<ParsedQuery>> ParseForParts(const MatchSplit& split,
   return parts;
 }
 
+// Stopped asks `stop`, when given, whether to stop (StopCheck).
+absl::Status Stopped(const StopCheck& stop) { return stop ? stop() : absl::OkStatus(); }
+
 int MaxHandles(const std::string& path, int requested) {
   if (path.empty()) return 1;  // ForDatabase: the one handle it was given
   if (requested > 0) return requested;
@@ -221,17 +224,19 @@ absl::Status Searcher::ConvertError(const Xapian::Error& e, absl::string_view wh
   return absl::InternalError(absl::StrCat(what, " failed: ", e.get_description()));
 }
 
-absl::StatusOr<v1::SearchResponse> Searcher::Search(const v1::SearchRequest& request) {
+absl::StatusOr<v1::SearchResponse> Searcher::Search(const v1::SearchRequest& request,
+                                                    const StopCheck& stop) {
   Lease lease = Borrow();
   return Guard<v1::SearchResponse>(
-      [&] { return SearchWith(lease, request); },
+      [&] { return SearchWith(lease, request, stop); },
       [&](const Xapian::Error& e) { return ConvertError(e, "search"); });
 }
 
-absl::StatusOr<v1::AggregateResponse> Searcher::Aggregate(const v1::AggregateRequest& request) {
+absl::StatusOr<v1::AggregateResponse> Searcher::Aggregate(const v1::AggregateRequest& request,
+                                                          const StopCheck& stop) {
   Lease lease = Borrow();
   return Guard<v1::AggregateResponse>(
-      [&] { return AggregateWith(lease, request); },
+      [&] { return AggregateWith(lease, request, stop); },
       [&](const Xapian::Error& e) { return ConvertError(e, "aggregate"); });
 }
 
@@ -265,8 +270,10 @@ absl::StatusOr<v1::IndexStatus> Searcher::GetIndexStatus() {
 }
 
 absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
-                                                        const v1::SearchRequest& request) {
+                                                        const v1::SearchRequest& request,
+                                                        const StopCheck& stop) {
   const auto start = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(Stopped(stop));  // the wait for a handle may have outlived the caller
   RETURN_IF_ERROR(CheckQuerySize(request.query()));
   if (request.page_size() < 0 || request.page_size() > kMaxPageSize) {
     return absl::InvalidArgumentError(absl::StrCat("page_size ", request.page_size(),
@@ -293,6 +300,7 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   parse_options.explain = request.explain();
   ASSIGN_OR_RETURN(std::vector<ParsedQuery> parts,
                    ParseForParts(split, request.query(), parse_options));
+  RETURN_IF_ERROR(Stopped(stop));
   // Whether the query matches everything (no text, no filter): the same after relaxing.
   const bool match_all = parts[0].match_all;
 
@@ -325,6 +333,7 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   PartSpies<FacetCounter> ride_along(rides ? split.parts() : 0, facets, options_.facet_bound);
   page_options.spies = ride_along.spies;
   ASSIGN_OR_RETURN(Page page, FetchPage(split, parts, cursor, page_options));
+  RETURN_IF_ERROR(Stopped(stop));
   // No issue has every word (a paraphrase, a long title pasted as a query): rank the issues
   // that have some of them instead, and say so. Known from the pass above, which counted the
   // matches (exactly, when there are none): a separate check for any match would be a boolean
@@ -339,6 +348,7 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
                                          options_.facet_bound);
     page_options.spies = ride_along.spies;
     ASSIGN_OR_RETURN(page, FetchPage(split, parts, cursor, page_options));
+    RETURN_IF_ERROR(Stopped(stop));
   }
   FacetCounter* rode = rides ? &ride_along.Merged() : nullptr;
 
@@ -384,7 +394,8 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
 }
 
 absl::StatusOr<v1::AggregateResponse> Searcher::AggregateWith(
-    Lease& lease, const v1::AggregateRequest& request) {
+    Lease& lease, const v1::AggregateRequest& request, const StopCheck& stop) {
+  RETURN_IF_ERROR(Stopped(stop));
   RETURN_IF_ERROR(CheckQuerySize(request.query()));
   if (request.dimensions().empty() || request.dimensions_size() > kMaxDimensions) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -396,6 +407,7 @@ absl::StatusOr<v1::AggregateResponse> Searcher::AggregateWith(
   std::vector<Lease> helpers;
   const MatchSplit split = Split(lease, &helpers);
   ASSIGN_OR_RETURN(std::vector<ParsedQuery> parts, ParseForParts(split, request.query()));
+  RETURN_IF_ERROR(Stopped(stop));
   PartSpies<AggregateCounter> counters(split.parts(), dimensions);
   v1::AggregateResponse response;
   response.set_total(CountMatches(split, PartQueries(parts), counters.spies));

@@ -63,6 +63,13 @@ struct SearcherOptions {
   int export_chunk = 500;
 };
 
+// StopCheck says whether a call should stop: OK to go on, else the status to return (e.g.
+// DEADLINE_EXCEEDED or CANCELLED, from the gRPC call's deadline and cancellation). A search or
+// aggregation asks it after getting a database handle and between its passes (parse, ranking,
+// relaxed ranking, facet count); a pass itself runs to its end (Xapian 1.4 cannot stop a
+// match; Enquire::set_time_limit only turns check_at_least off).
+using StopCheck = std::function<absl::Status()>;
+
 // ExportSink receives each exported hit in order; a non-OK status stops the export and is
 // returned by Export (e.g. CANCELLED when the client went away).
 using ExportSink = std::function<absl::Status(const v1::SearchHit&)>;
@@ -86,12 +93,15 @@ class Searcher {
   // documents are added. INVALID_ARGUMENT for a malformed query, a page_size
   // outside 0..kMaxPageSize, a facet_limit outside 0..1000, an unknown facet, or a page_token
   // that is malformed or belongs to another query.
-  absl::StatusOr<v1::SearchResponse> Search(const v1::SearchRequest& request);
+  // `stop` (optional) ends the search early (see StopCheck).
+  absl::StatusOr<v1::SearchResponse> Search(const v1::SearchRequest& request,
+                                            const StopCheck& stop = nullptr);
 
   // Aggregate counts every match of the query by the request's 1–3 dimensions, exactly; rows
   // sorted by values, "" for an issue without a value. INVALID_ARGUMENT for a malformed query
   // or a missing, unknown, repeated or fourth dimension.
-  absl::StatusOr<v1::AggregateResponse> Aggregate(const v1::AggregateRequest& request);
+  absl::StatusOr<v1::AggregateResponse> Aggregate(const v1::AggregateRequest& request,
+                                                  const StopCheck& stop = nullptr);
 
   // Export passes every hit of the query (at most request.limit when > 0) to `sink`, in the
   // query's order, fetching SearcherOptions::export_chunk hits at a time. Returns the first
@@ -139,9 +149,11 @@ class Searcher {
   // Split opens `lease` and up to split_parts - 1 idle handles (kept in `helpers`; no more
   // than the index has shards) and returns the MatchSplit over them, `lease`'s first.
   MatchSplit Split(Lease& lease, std::vector<Lease>* helpers);
-  absl::StatusOr<v1::SearchResponse> SearchWith(Lease& lease, const v1::SearchRequest& request);
+  absl::StatusOr<v1::SearchResponse> SearchWith(Lease& lease, const v1::SearchRequest& request,
+                                                const StopCheck& stop);
   absl::StatusOr<v1::AggregateResponse> AggregateWith(Lease& lease,
-                                                      const v1::AggregateRequest& request);
+                                                      const v1::AggregateRequest& request,
+                                                      const StopCheck& stop);
   absl::StatusOr<v1::IssueWithComments> GetIssueWith(Lease& lease, const std::string& slug,
                                                      int64_t number);
   absl::StatusOr<v1::IndexStatus> GetIndexStatusWith(Lease& lease);

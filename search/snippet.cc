@@ -15,9 +15,6 @@ constexpr int kMaxCommentsForSnippet = 50;
 // Matched words considered as the start of a window.
 constexpr size_t kMaxAnchors = 64;
 
-bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
-
-
 // A Source is one text a snippet may come from, in order of preference.
 struct Source {
   std::string text;  // plain text
@@ -96,10 +93,9 @@ void AddSources(absl::string_view markdown, const std::vector<std::string>& root
       const size_t at = DensestRoots(absl::AsciiStrToLower(part), roots);
       if (at == std::string::npos) continue;
       if (part.size() > kMaxSourceBytes) {
-        size_t begin = at > 256 ? at - 256 : 0;
-        while (begin > 0 && IsContinuationByte(part[begin])) --begin;
+        const size_t begin = Utf8Boundary(part, at > 256 ? at - 256 : 0);
         size_t end = std::min(part.size(), begin + kMaxSourceBytes);
-        while (end < part.size() && IsContinuationByte(part[end])) ++end;
+        while (end < part.size() && IsUtf8Continuation(part[end])) ++end;
         part = part.substr(begin, end - begin);
       }
     }
@@ -166,8 +162,7 @@ size_t CutStart(const std::string& text, size_t at) {
   for (size_t i = at; i > 0 && at - i < 24; --i) {
     if (text[i - 1] == ' ') return i;
   }
-  while (at > 0 && IsContinuationByte(text[at])) --at;
-  return at;
+  return Utf8Boundary(text, at);
 }
 
 size_t CutEnd(const std::string& text, size_t at) {
@@ -175,7 +170,7 @@ size_t CutEnd(const std::string& text, size_t at) {
   for (size_t i = at; i > 0 && at - i < 24; --i) {
     if (text[i] == ' ') return i;
   }
-  while (at < text.size() && IsContinuationByte(text[at])) ++at;
+  while (at < text.size() && IsUtf8Continuation(text[at])) ++at;
   return at;
 }
 
@@ -224,8 +219,7 @@ std::string HtmlEscape(absl::string_view text) {
 
 std::string LeadingExcerpt(absl::string_view text, size_t length) {
   if (text.size() <= length) return HtmlEscape(text);
-  size_t cut = length;
-  while (cut > 0 && IsContinuationByte(text[cut])) --cut;
+  size_t cut = Utf8Boundary(text, length);
   // Prefer to cut at a space in the last quarter, so words stay whole.
   for (size_t i = cut; i > length * 3 / 4; --i) {
     if (text[i] == ' ' || text[i] == '\n') {

@@ -2,14 +2,19 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <random>
 #include <set>
 
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/grpc_channel.h"
 #include "common/grpc_status.h"
+#include "deploy/cli/status_command.h"
 #include "common/status_macros.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
@@ -25,6 +30,24 @@ std::string SelfDir() {
 
 std::chrono::system_clock::time_point Deadline(absl::Duration d) {
   return std::chrono::system_clock::now() + absl::ToChronoMilliseconds(d);
+}
+
+// RandomToken is 32 random bytes in hex.
+std::string RandomToken() {
+  std::random_device device;
+  std::string out;
+  for (int i = 0; i < 8; ++i) absl::StrAppend(&out, absl::Hex(device(), absl::kZeroPad8));
+  return out;
+}
+
+// EnsureToken returns the token in environment variable `var`, setting a new random one there
+// (inherited by the cluster's processes) when it is unset or empty.
+std::string EnsureToken(const char* var) {
+  const char* value = std::getenv(var);
+  if (value != nullptr && *value != '\0') return value;
+  const std::string token = RandomToken();
+  setenv(var, token.c_str(), 1);
+  return token;
 }
 
 }  // namespace
@@ -49,6 +72,23 @@ absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(const ClusterOptions& op
     argv.push_back("--log-level=" + options.log_level);
     ASSIGN_OR_RETURN(c->simulator_, c->Launch("simulator", argv, &port));
     c->simulator_url_ = absl::StrCat("http://127.0.0.1:", port);
+  }
+  // The cluster's credentials (coordinator/security.h): an admin token for this process and the
+  // CLI, a cluster token for the workers and the indexer; from the environment when set there,
+  // else made here. Children inherit them by name; the admin token is also left in the work
+  // directory (mode 0600) for the CLI of another shell.
+  c->admin_token_ = EnsureToken(kDefaultAdminTokenEnv);
+  if (c->admin_token_ == EnsureToken(kDefaultClusterTokenEnv)) {
+    setenv(kDefaultClusterTokenEnv, RandomToken().c_str(), 1);
+  }
+  {
+    const std::string path = c->options_.work_dir + "/admin.token";
+    std::ofstream out(path, std::ios::trunc);
+    out << c->admin_token_ << "\n";
+    out.close();
+    std::filesystem::permissions(path, std::filesystem::perms::owner_read |
+                                           std::filesystem::perms::owner_write,
+                                 std::filesystem::perm_options::replace);
   }
   RETURN_IF_ERROR(c->StartCoordinator(0));
   for (int i = 0; i < options.workers; ++i) RETURN_IF_ERROR(c->AddWorker());
@@ -98,12 +138,15 @@ absl::Status Cluster::StartCoordinator(int port) {
                            absl::StrCat("--lease-ttl-ms=", options_.lease_ttl_ms),
                            absl::StrCat("--heartbeat-ms=", options_.heartbeat_ms),
                            absl::StrCat("--worker-timeout-ms=", options_.worker_timeout_ms),
+                           absl::StrCat("--admin-token-env=", kDefaultAdminTokenEnv),
+                           absl::StrCat("--cluster-token-env=", kDefaultClusterTokenEnv),
                            "--log-level=" + options_.log_level},
                           &bound));
   coordinator_port_ = bound;
   coordinator_address_ = absl::StrCat("127.0.0.1:", bound);
-  coordinator_stub_ = v1::Coordinator::NewStub(
-      grpc::CreateChannel(coordinator_address_, grpc::InsecureChannelCredentials()));
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                   CreateCoordinatorChannel(coordinator_address_, "", "--tls-ca", admin_token_));
+  coordinator_stub_ = v1::Coordinator::NewStub(channel);
   return absl::OkStatus();
 }
 
@@ -115,8 +158,11 @@ absl::Status Cluster::StartWorker(int i, int port) {
       "--coordinator=" + coordinator_address_,
       absl::StrCat("--capacity=", options_.worker_capacity),
       absl::StrCat("--drain-timeout-s=", options_.worker_drain_timeout_s),
+      absl::StrCat("--cluster-token-env=", kDefaultClusterTokenEnv),
       "--log-level=" + options_.log_level};
   if (!options_.token_env.empty()) argv.push_back("--token-env=" + options_.token_env);
+  // The simulator is the GitHub API the workers' tokens are for (crawler/token_binding.h).
+  if (!simulator_url_.empty()) argv.push_back("--github-api=" + simulator_url_);
   int bound = 0;
   ASSIGN_OR_RETURN(workers_[i], Launch(worker_id(i), argv, &bound));
   worker_ports_[i] = bound;
@@ -134,6 +180,8 @@ absl::Status Cluster::StartIndexer() {
                                     {Bin("issuescope-indexer"),
                                      "--index=" + options_.work_dir + "/data/index",
                                      "--coordinator=" + coordinator_address_,
+                                     absl::StrCat("--cluster-token-env=",
+                                                  kDefaultClusterTokenEnv),
                                      "--log-level=" + options_.log_level},
                                     nullptr));
   return absl::OkStatus();

@@ -122,6 +122,7 @@ class Cluster {
   std::vector<int> worker_ports_;
   int coordinator_port_ = 0;
   std::string simulator_url_, coordinator_address_, search_address_;
+  std::string admin_token_;  // the coordinator's admin token (never logged)
   std::unique_ptr<v1::Coordinator::Stub> coordinator_stub_;
   std::unique_ptr<v1::Search::Stub> search_stub_;
 };

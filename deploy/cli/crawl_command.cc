@@ -10,11 +10,13 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/index_schema.h"
+#include "common/logging.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
@@ -117,6 +119,11 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
     ref.set_api_url(url != options.api_urls.end() && !url->second.empty() ? url->second
                     : !options.api_url.empty() ? options.api_url
                                                : DefaultApiUrl(ref.tracker()));
+    if (!absl::StartsWithIgnoreCase(ref.api_url(), "http://") &&
+        !absl::StartsWithIgnoreCase(ref.api_url(), "https://")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "API URL '", Redact(ref.api_url()), "' of ", spec, " must start with http:// or https://"));
+    }
     repos.push_back(ref);
   }
   ASSIGN_OR_RETURN(std::string token, ReadToken(options.token_env));
@@ -125,6 +132,8 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
   crawler::CrawlerOptions crawler_options;
   crawler_options.token = token;
   crawler_options.max_pages_per_lease = options.max_pages_per_lease;
+  // The APIs named here are this crawl's own: its tokens may go there (crawler/token_binding.h).
+  for (const v1::RepositoryRef& ref : repos) crawler_options.api_urls[ref.tracker()] = ref.api_url();
   for (v1::Tracker kind : {v1::TRACKER_GITHUB, v1::TRACKER_GITLAB, v1::TRACKER_GITEE}) {
     std::vector<crawler::PoolToken> tokens;
     auto specs = options.token_envs.find(kind);
@@ -252,7 +261,9 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
       board.Update(lease.repo_slug(), line);
       return coord->ReportProgress(rep).status();
     };
-    absl::StatusOr<crawler::CrawlProgress> result = repo_crawler.Crawl(lease, on_progress);
+    v1::CrawlCounters counters;
+    absl::StatusOr<crawler::CrawlProgress> result =
+        repo_crawler.Crawl(lease, on_progress, &counters);
     line.finished = clock->Now();
     if (result.ok() && result->paused) {
       line.state = "paused";
@@ -265,9 +276,11 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
     } else {
       line.state = "failed";
       line.error = std::string(result.status().message());
+      line.counters = counters;  // every request made, also those after the last report
       v1::ReportProgressRequest rep;
       rep.set_worker_id(kLocalWorker);
       *rep.mutable_lease() = ref;
+      *rep.mutable_counters() = counters;
       rep.set_error(line.error);
       (void)coord->ReportProgress(rep);
       absl::MutexLock lock(&mu);

@@ -13,6 +13,7 @@
 #include "deploy/cli/reindex_command.h"
 #include "deploy/cli/reparse_command.h"
 #include "deploy/cli/status_command.h"
+#include "deploy/cli/study_command.h"
 #include "deploy/cli/table_command.h"
 #include "deploy/cli/taxonomy_command.h"
 #include "deploy/cli/up_command.h"
@@ -277,6 +278,79 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   reindex_cmd->add_flag("--force", reindex.force, "re-tag even if the tags look current");
 
+  // ---- study: annotation studies (deploy/cli/study_command.h, docs/STUDY.md) ----
+  auto* study_cmd = app.add_subcommand(
+      "study", "sample, export, import, measure agreement, adjudicate and report (docs/STUDY.md)");
+  study_cmd->require_subcommand(1);
+  issuescope::cli::StudySampleOptions study_sample;
+  auto* study_sample_cmd = study_cmd->add_subcommand(
+      "sample", "draw a stratified, seeded sample of a query's issues into a study directory");
+  study_sample_cmd->add_option("query", study_sample.query, "query (empty: every issue)");
+  study_sample_cmd->add_option("--data", study_sample.target.data_dir, "data directory of `crawl`");
+  study_sample_cmd->add_option("--server", study_sample.target.server, "search service HOST:PORT");
+  study_sample_cmd->add_option("--out", study_sample.out, "study directory to create")->required();
+  study_sample_cmd->add_option("--size", study_sample.size,
+                               "sample size (default: from --confidence and --margin)");
+  study_sample_cmd->add_option("--confidence", study_sample.confidence,
+                               "confidence level of the size (Cochran)")->capture_default_str();
+  study_sample_cmd->add_option("--margin", study_sample.margin, "margin of error of the size")
+      ->capture_default_str();
+  study_sample_cmd->add_option("--by", study_sample.by,
+                               "strata: repo,tracker,kind,theme,llm,year,state")->delimiter(',');
+  study_sample_cmd->add_option("--seed", study_sample.seed, "seed")->capture_default_str();
+  study_sample_cmd->add_option("--taxonomy", study_sample.taxonomy,
+                               "taxonomy file of the labels (default: llm-dl/1)");
+  study_sample_cmd->add_flag("--force", study_sample.force, "replace a sample already in --out");
+  issuescope::cli::StudyExportOptions study_export;
+  auto* study_export_cmd = study_cmd->add_subcommand(
+      "export", "write the file annotators fill in, and the taxonomy's definitions");
+  study_export_cmd->add_option("--sample", study_export.sample, "study directory")->required();
+  study_export_cmd->add_option("--format", study_export.format, "csv or jsonl")
+      ->capture_default_str()->check(CLI::IsMember({"csv", "jsonl"}));
+  study_export_cmd->add_option("--out", study_export.out, "file to write")->required();
+  study_export_cmd->add_flag("--show-tags", study_export.show_tags,
+                             "show the index's tags (default: blind)");
+  study_export_cmd->add_flag("--comments", study_export.comments, "append the comments");
+  study_export_cmd->add_option("--data", study_export.target.data_dir,
+                               "data directory (default: the sample's)");
+  study_export_cmd->add_option("--server", study_export.target.server,
+                               "search service HOST:PORT (default: the sample's)");
+  issuescope::cli::StudyImportOptions study_import;
+  auto* study_import_cmd = study_cmd->add_subcommand(
+      "import", "check annotators' label files against the taxonomy and store them");
+  study_import_cmd->add_option("--sample", study_import.sample, "study directory")->required();
+  study_import_cmd->add_option("files", study_import.files, "ANNOTATOR=FILE (CSV or JSONL)")
+      ->required();
+  issuescope::cli::StudyAgreementOptions study_agreement;
+  auto* study_agreement_cmd = study_cmd->add_subcommand(
+      "agreement", "Cohen's, Fleiss' kappa and Krippendorff's alpha per field");
+  study_agreement_cmd->add_option("--sample", study_agreement.sample, "study directory");
+  study_agreement_cmd->add_option("--labels", study_agreement.labels,
+                                  "ANNOTATOR=FILE label files (repeatable)");
+  study_agreement_cmd->add_option("--taxonomy", study_agreement.taxonomy,
+                                  "taxonomy file without --sample (default: llm-dl/1)");
+  study_agreement_cmd->add_flag("--json", study_agreement.json, "print JSON");
+  issuescope::cli::StudyAdjudicateOptions study_adjudicate;
+  auto* study_adjudicate_cmd = study_cmd->add_subcommand(
+      "adjudicate", "write the disagreements to resolve; with --resolved, the training file");
+  study_adjudicate_cmd->add_option("--sample", study_adjudicate.sample, "study directory")
+      ->required();
+  study_adjudicate_cmd->add_option("--out", study_adjudicate.out,
+                                   "sheet (.csv or .jsonl), or with --resolved the labelled file")
+      ->required();
+  study_adjudicate_cmd->add_option("--resolved", study_adjudicate.resolved,
+                                   "the sheet with its final columns filled in");
+  issuescope::cli::StudyReportOptions study_report;
+  auto* study_report_cmd = study_cmd->add_subcommand(
+      "report", "per-kind and per-theme population estimates with confidence intervals");
+  study_report_cmd->add_option("--sample", study_report.sample, "study directory")->required();
+  study_report_cmd->add_option("--labels", study_report.labels,
+                               "final labels (default: the study's final.jsonl)");
+  study_report_cmd->add_option("--confidence", study_report.confidence, "interval confidence")
+      ->capture_default_str();
+  study_report_cmd->add_flag("--json", study_report.json, "print JSON");
+  // ---- end study ----
+
   CLI11_PARSE(app, argc, argv);
   issuescope::InitLogging("issuescope", log_level);
 
@@ -306,5 +380,12 @@ int main(int argc, char** argv) {
   if (*classify_cmd) return Finish(issuescope::cli::RunTaxonomyClassify(tax_classify));
   if (*reindex_cmd) return Finish(issuescope::cli::RunReindex(reindex));
   if (*reparse_cmd) return Finish(issuescope::cli::RunReparse(reparse));
+  // ---- study ----
+  if (*study_sample_cmd) return Finish(issuescope::cli::RunStudySample(study_sample));
+  if (*study_export_cmd) return Finish(issuescope::cli::RunStudyExport(study_export));
+  if (*study_import_cmd) return Finish(issuescope::cli::RunStudyImport(study_import));
+  if (*study_agreement_cmd) return Finish(issuescope::cli::RunStudyAgreement(study_agreement));
+  if (*study_adjudicate_cmd) return Finish(issuescope::cli::RunStudyAdjudicate(study_adjudicate));
+  if (*study_report_cmd) return Finish(issuescope::cli::RunStudyReport(study_report));
   return 2;
 }

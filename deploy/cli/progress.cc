@@ -50,6 +50,7 @@ std::string FormatRepoLine(const std::string& slug, const RepoLine& l, absl::Tim
                             c.comments_stored();
   if (unchanged > 0) absl::StrAppend(&s, " (", WithThousands(unchanged), " unchanged)");
   absl::StrAppend(&s, "  requests ", WithThousands(c.requests()));
+  if (c.items_quarantined() > 0) absl::StrAppend(&s, "  quarantined ", c.items_quarantined());
   if (c.not_modified() > 0) absl::StrAppend(&s, " (", c.not_modified(), " not modified)");
   if (c.retries() > 0) absl::StrAppend(&s, "  retries ", c.retries());
   if (l.request_rate >= 0) absl::StrAppend(&s, absl::StrFormat("  %.1f req/s", l.request_rate));

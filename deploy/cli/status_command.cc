@@ -47,6 +47,9 @@ absl::StatusOr<Connection> Connect(const CoordinatorTarget& target) {
           absl::StrCat("--token-env: environment variable ", target.token_env,
                        " is unset or empty"));
     }
+  } else if (const char* value = std::getenv(kDefaultAdminTokenEnv); value != nullptr) {
+    // Without --token-env, the admin token of the environment (as `issuescope up` prints it).
+    conn.token = std::string(absl::StripAsciiWhitespace(value));
   }
   ASSIGN_OR_RETURN(auto credentials, ChannelCredentialsFor(target.tls_ca));
   conn.stub = v1::Coordinator::NewStub(grpc::CreateChannel(target.coordinator, credentials));

@@ -9,7 +9,8 @@
 //
 // Connection: --coordinator HOST:PORT; --tls-ca FILE connects over TLS trusting that PEM CA (or
 // self-signed certificate); --token-env VAR sends "authorization: Bearer $VAR" (the token is
-// read from the environment, never from a flag, and never printed).
+// read from the environment, never from a flag, and never printed); without --token-env, the
+// admin token in $ISSUESCOPE_ADMIN_TOKEN when that is set (`issuescope up` makes one per cluster).
 //
 // Thread-compatible: each Run* call is self-contained.
 #pragma once
@@ -22,6 +23,12 @@
 #include "issuescope/v1/coordinator.pb.h"
 
 namespace issuescope::cli {
+
+// kDefaultAdminTokenEnv is the environment variable of the admin token when no --token-env is
+// given, and the one `issuescope up` sets for its cluster.
+inline constexpr char kDefaultAdminTokenEnv[] = "ISSUESCOPE_ADMIN_TOKEN";
+// kDefaultClusterTokenEnv is the environment variable of the cluster token `issuescope up` sets.
+inline constexpr char kDefaultClusterTokenEnv[] = "ISSUESCOPE_CLUSTER_TOKEN";
 
 // CoordinatorTarget says how to reach the coordinator.
 struct CoordinatorTarget {

@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
       while (url) {
         auto resp = get(*url);
         if (!resp.ok() || resp->status != 200) break;
-        auto page = (*tracker)->ParseIssues(resp->body, ref);
+        auto page = (*tracker)->ParseIssues(resp->body, ref, nullptr);
         if (page.ok()) issues.insert(issues.end(), page->begin(), page->end());
         url = (*tracker)->NextPageUrl(*url, *resp);
       }

@@ -14,7 +14,8 @@ class ServiceTest : public CoreTest {
  protected:
   void SetUp() override {
     CoreTest::SetUp();
-    service_ = std::make_unique<CoordinatorService>(core_.get());
+    service_ = std::make_unique<CoordinatorService>(core_.get(),
+                                                    AccessOptions{"", true, ""});
     grpc::ServerBuilder builder;
     builder.RegisterService(service_.get());
     server_ = builder.BuildAndStart();

@@ -98,7 +98,7 @@ TEST_F(FailoverTest, NewOwnerStoreGetsFullCrawlThenIncremental) {
   RegisterWithStore("wa", "store-a2");
   ASSERT_NO_FATAL_FAILURE(OutliveOthers("wa"));
   ASSERT_NO_FATAL_FAILURE(TriggerIncremental());
-  ASSERT_NO_FATAL_FAILURE(Crawl("wa", v1::CRAWL_MODE_FULL, 1800000000));
+  ASSERT_NO_FATAL_FAILURE(Crawl("wa", v1::CRAWL_MODE_FULL, 1700000100));
   // From then on A's new store owns the cursor.
   ASSERT_NO_FATAL_FAILURE(TriggerIncremental());
   ASSERT_NO_FATAL_FAILURE(Crawl("wa", v1::CRAWL_MODE_INCREMENTAL, 0));

@@ -18,6 +18,7 @@ namespace issuescope::coordinator::testing {
 namespace {
 
 constexpr char kToken[] = "s3cret-admin-token";
+constexpr char kClusterToken[] = "cluster-t0ken";
 
 TEST(SecurityTest, ConstantTimeEquals) {
   EXPECT_TRUE(ConstantTimeEquals("abc", "abc"));
@@ -48,7 +49,8 @@ class AuthTest : public CoreTest {
  protected:
   void SetUp() override {
     CoreTest::SetUp();
-    service_ = std::make_unique<CoordinatorService>(core_.get(), kToken);
+    service_ = std::make_unique<CoordinatorService>(
+        core_.get(), AccessOptions{kToken, false, kClusterToken});
     grpc::ServerBuilder builder;
     builder.RegisterService(service_.get());
     server_ = builder.BuildAndStart();
@@ -112,16 +114,96 @@ TEST_F(AuthTest, AdminCallsNeedTheBearerToken) {
             grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(Status().repositories_size(), 0) << "nothing changed";
 
-  // Worker calls and GetStatus need no token; a worker may leave by itself.
-  grpc::ClientContext reg_ctx, status_ctx, leave_ctx;
+  // Worker calls and GetStatus need the cluster token (or the admin token); a worker may leave
+  // by itself.
   v1::RegisterWorkerRequest reg;
   reg.set_worker_id("w");
+  reg.set_store_address("127.0.0.1:5000");
   v1::RegisterWorkerResponse registered;
+  for (const std::string& authorization :
+       {std::string(), std::string("Bearer wrong"), std::string("Bearer ") + kClusterToken + "x"}) {
+    SCOPED_TRACE(authorization);
+    grpc::ClientContext rogue_reg, rogue_status, rogue_leave, rogue_beat;
+    for (grpc::ClientContext* ctx : {&rogue_reg, &rogue_status, &rogue_leave, &rogue_beat}) {
+      if (!authorization.empty()) ctx->AddMetadata("authorization", authorization);
+    }
+    grpc::Status s = stub_->RegisterWorker(&rogue_reg, reg, &registered);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+    EXPECT_NE(s.error_message().find("cluster token"), std::string::npos) << s.error_message();
+    v1::GetStatusResponse status;
+    EXPECT_EQ(stub_->GetStatus(&rogue_status, v1::GetStatusRequest(), &status).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+    EXPECT_EQ(stub_->LeaveWorker(&rogue_leave, drain, &drained).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+    v1::HeartbeatRequest beat;
+    beat.set_worker_id("w");
+    v1::HeartbeatResponse beaten;
+    EXPECT_EQ(stub_->Heartbeat(&rogue_beat, beat, &beaten).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+  }
+  EXPECT_EQ(Status().workers_size(), 0) << "no rogue registration";
+  grpc::ClientContext reg_ctx, status_ctx, admin_status_ctx, leave_ctx;
+  reg_ctx.AddMetadata("authorization", std::string("Bearer ") + kClusterToken);
+  status_ctx.AddMetadata("authorization", std::string("Bearer ") + kClusterToken);
+  admin_status_ctx.AddMetadata("authorization", std::string("Bearer ") + kToken);
+  leave_ctx.AddMetadata("authorization", std::string("Bearer ") + kClusterToken);
   EXPECT_TRUE(stub_->RegisterWorker(&reg_ctx, reg, &registered).ok());
   v1::GetStatusResponse status;
   EXPECT_TRUE(stub_->GetStatus(&status_ctx, v1::GetStatusRequest(), &status).ok());
+  EXPECT_TRUE(stub_->GetStatus(&admin_status_ctx, v1::GetStatusRequest(), &status).ok());
+  EXPECT_EQ(status.workers_size(), 1);
   EXPECT_TRUE(stub_->LeaveWorker(&leave_ctx, drain, &drained).ok());
   EXPECT_TRUE(drained.removed());
+  // The cluster token is not an admin token.
+  EXPECT_EQ(Trigger(std::string("Bearer ") + kClusterToken).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+}
+
+// Without an admin token, admin calls are refused unless the coordinator was started with
+// --insecure-admin; without a cluster token, worker calls are open.
+TEST_F(CoreTest, AdminCallsAreClosedWithoutATokenUnlessInsecure) {
+  for (bool insecure : {false, true}) {
+    SCOPED_TRACE(insecure ? "insecure_admin" : "default");
+    CoordinatorService service(core_.get(), AccessOptions{"", insecure, ""});
+    grpc::ServerBuilder builder;
+    builder.RegisterService(&service);
+    std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+    ASSERT_NE(server, nullptr);
+    auto stub = v1::Coordinator::NewStub(server->InProcessChannel(grpc::ChannelArguments()));
+    grpc::ClientContext add_ctx, drain_ctx, reg_ctx;
+    v1::AddRepositoriesRequest add;
+    *add.add_repositories() = Spec("o", insecure ? "open" : "closed");
+    v1::AddRepositoriesResponse added;
+    grpc::Status s = stub->AddRepositories(&add_ctx, add, &added);
+    if (insecure) {
+      EXPECT_TRUE(s.ok()) << s.error_message();
+    } else {
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+      EXPECT_NE(s.error_message().find("--admin-token-env"), std::string::npos)
+          << s.error_message();
+    }
+    v1::DrainWorkerRequest drain;
+    drain.set_worker_id("w");
+    v1::DrainWorkerResponse drained;
+    EXPECT_EQ(stub->DrainWorker(&drain_ctx, drain, &drained).ok(), insecure);
+    v1::RegisterWorkerRequest reg;
+    reg.set_worker_id("w");
+    v1::RegisterWorkerResponse registered;
+    EXPECT_TRUE(stub->RegisterWorker(&reg_ctx, reg, &registered).ok());
+    server->Shutdown();
+  }
+  EXPECT_EQ(Status().repositories_size(), 1) << "only the insecure coordinator added one";
+}
+
+TEST(SecurityTest, LoopbackListenAddresses) {
+  EXPECT_TRUE(IsLoopbackListenAddress("127.0.0.1:50050"));
+  EXPECT_TRUE(IsLoopbackListenAddress("127.1.2.3:0"));
+  EXPECT_TRUE(IsLoopbackListenAddress("localhost:50050"));
+  EXPECT_TRUE(IsLoopbackListenAddress("[::1]:50050"));
+  EXPECT_FALSE(IsLoopbackListenAddress("0.0.0.0:50050"));
+  EXPECT_FALSE(IsLoopbackListenAddress("[::]:50050"));
+  EXPECT_FALSE(IsLoopbackListenAddress("10.0.0.5:50050"));
+  EXPECT_FALSE(IsLoopbackListenAddress(":50050"));
 }
 
 // Shell runs a command; true when it exits 0.
@@ -142,7 +224,7 @@ TEST_F(CoreTest, ServesTlsWithASelfSignedCertificate) {
   EXPECT_EQ(MakeServerCredentials(key, cert).status().code(), absl::StatusCode::kInvalidArgument)
       << "files swapped";
 
-  CoordinatorService service(core_.get(), kToken);
+  CoordinatorService service(core_.get(), AccessOptions{kToken, false, ""});
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", *credentials, &port);

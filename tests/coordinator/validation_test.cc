@@ -3,6 +3,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/time_util.h"
 #include "tests/coordinator/core_fixture.h"
 
 namespace issuescope::coordinator::testing {
@@ -133,6 +134,32 @@ TEST_F(CoreTest, BadRequestsNameTheField) {
   // Nothing of a rejected request was applied.
   EXPECT_EQ(Status().repositories_size(), 0);
   EXPECT_EQ(Status().workers_size(), 0);
+}
+
+// A worker (or whoever holds a lease) reporting a cursor in the future is refused: stored, it
+// would hide every issue updated until then from the incremental crawls. A cursor within the
+// skew allowance is taken.
+TEST_F(CoreTest, CursorsInTheFutureAreRefused) {
+  Add({Spec("o", "r")});
+  Register("w");
+  std::vector<v1::Lease> leases = Acquire("w", 1);
+  ASSERT_EQ(leases.size(), 1u);
+  v1::ReportProgressRequest far = Report("w", leases[0]);
+  *far.mutable_cursor()->mutable_issues_since() =
+      ToProto(absl::FromCivil(absl::CivilSecond(2100, 1, 1, 0, 0, 0), absl::UTCTimeZone()));
+  far.set_done(true);
+  auto refused = core_->ReportProgress(far);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::HasSubstr("cursor.issues_since 2100-01-01T00:00:00Z lies after"));
+  EXPECT_FALSE(RepoStatus("github:o/r").cursor().has_issues_since()) << "nothing stored";
+  v1::ReportProgressRequest comments = Report("w", leases[0]);
+  *comments.mutable_cursor()->mutable_comments_since() = ToProto(clock_.Now() + absl::Hours(2));
+  EXPECT_EQ(core_->ReportProgress(comments).status().code(), absl::StatusCode::kInvalidArgument);
+  v1::ReportProgressRequest near = Report("w", leases[0]);
+  *near.mutable_cursor()->mutable_issues_since() = ToProto(clock_.Now() + absl::Minutes(30));
+  near.set_done(true);
+  EXPECT_TRUE(core_->ReportProgress(near).ok());
 }
 
 TEST_F(CoreTest, GoodAddressesAreAccepted) {

@@ -37,6 +37,7 @@ inline nlohmann::json TestIssue(int number, int updated, const std::string& titl
           {"number", number},
           {"title", title.empty() ? absl::StrCat("issue ", number) : title},
           {"state", "open"},
+          {"created_at", At(0)},
           {"updated_at", At(updated)},
           {"html_url", absl::StrCat("https://github.com/octo/hello/issues/", number)}};
 }

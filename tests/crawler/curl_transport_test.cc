@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -144,6 +145,30 @@ TEST_F(CurlTransportTest, BodyOverTheLimitIsRefused) {
   EXPECT_NE(resp.status().message().find("exceeds the limit of 1000 bytes"),
             absl::string_view::npos);
   EXPECT_EQ(resp.status().message().find("s3cret"), absl::string_view::npos) << resp.status();
+}
+
+// Issue 16 (14): `--api-url file:///...` made libcurl read a local file. Only http and https.
+TEST(CurlTransportNoServerTest, OtherSchemesThanHttpAndHttpsAreRefused) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string path = absl::StrCat(tmp ? tmp : "/tmp", "/issuescope-curl-file-XXXXXX");
+  const int fd = mkstemp(path.data());
+  ASSERT_GE(fd, 0);
+  const std::string secret = "local file contents, not for the network";
+  ASSERT_EQ(write(fd, secret.data(), secret.size()), static_cast<ssize_t>(secret.size()));
+  close(fd);
+  CurlTransport transport;
+  for (const std::string& url : {absl::StrCat("file://", path), absl::StrCat("FILE://", path),
+                                 std::string("ftp://127.0.0.1:1/x"),
+                                 std::string("gopher://127.0.0.1:1/x")}) {
+    HttpRequest req;
+    req.url = url;
+    auto resp = transport.Send(req);
+    ASSERT_FALSE(resp.ok()) << url << " was fetched: " << resp->body;
+    EXPECT_EQ(resp.status().code(), absl::StatusCode::kInvalidArgument) << resp.status();
+    EXPECT_NE(resp.status().message().find("only http:// and https://"), absl::string_view::npos)
+        << resp.status();
+  }
+  unlink(path.c_str());
 }
 
 TEST(CurlTransportNoServerTest, ConnectionRefusedIsUnavailable) {

@@ -47,7 +47,7 @@ std::string GlNotes(int iid) {
 nlohmann::json GlIssue(int iid, const std::string& updated, int notes) {
   return {{"id", 9000 + iid},      {"iid", iid},
           {"title", "t"},          {"state", "opened"},
-          {"updated_at", updated}, {"user_notes_count", notes},
+          {"created_at", updated}, {"updated_at", updated}, {"user_notes_count", notes},
           {"author", {{"username", "u"}}},
           {"web_url", absl::StrCat("https://gitlab.test/troyengel/archbuild/-/issues/", iid)}};
 }
@@ -321,7 +321,8 @@ TEST_F(ForgeCrawlerTest, PageBudgetPausesWithTheCursorAndTheNextLeaseContinues) 
   const std::string issues = repo + "/issues?state=all&sort=updated&direction=asc&per_page=100";
   const std::string comments = repo + "/issues/comments?sort=updated&direction=asc&per_page=100";
   auto gh = [&](int n, int second) {
-    return nlohmann::json{{"id", n}, {"number", n}, {"updated_at", T(second)}, {"state", "open"}};
+    return nlohmann::json{{"id", n},       {"number", n},       {"title", "t"},
+                          {"created_at", T(0)}, {"updated_at", T(second)}, {"state", "open"}};
   };
   const std::string p2 = base + "/repositories/1/issues?page=2";
   const std::string p3 = base + "/repositories/1/issues?page=3";
@@ -372,7 +373,8 @@ TEST_F(ForgeCrawlerTest, PageBudgetStopsAtARepairStartWhenItemsChangedWhilePagin
   auto date = [](absl::Time t) { return absl::FormatTime("%a, %d %b %Y %H:%M:%S GMT", t, absl::UTCTimeZone()); };
   auto at = [&](absl::Time t) { return FormatRfc3339(t); };
   auto gh = [&](int n, const std::string& updated) {
-    return nlohmann::json{{"id", n}, {"number", n}, {"updated_at", updated}, {"state", "open"}};
+    return nlohmann::json{{"id", n},       {"number", n},          {"title", "t"},
+                          {"created_at", updated}, {"updated_at", updated}, {"state", "open"}};
   };
   options_.max_pages_per_lease = 2;
   http_.Respond(repo, 200, R"({"full_name": "o/r"})");

@@ -125,6 +125,7 @@ TEST(GiteeParseTest, StatesMapToTheModel) {
     const std::string body = absl::StrCat(
         R"([{"id": 5, "number": "I10001", "state": ")", c.state,
         R"(", "title": "训练大模型时显存泄漏", "updated_at": "2024-03-01T10:00:00+08:00",
+            "created_at": "2024-03-01T09:00:00+08:00",
             "finished_at": "2024-03-01T10:00:00+08:00",
             "labels": [{"name": "bug"}], "user": {"login": "张三"}}])");
     auto page = ParseGiteeIssuesPage(body, Repo(v1::TRACKER_GITEE, "mindspore", "mindspore"));
@@ -250,19 +251,27 @@ TEST(ForgeParseTest, BadBodiesGiveClearErrors) {
     return ParseGiteeCommentsPage(body, ge, nullptr).status();
   };
   const std::string t = R"("updated_at": "2024-01-01T00:00:00Z")";
+  // An issue's required fields besides the key and id (state where a case does not set it).
+  const std::string ti = absl::StrCat(t, R"(, "created_at": "2024-01-01T00:00:00Z", "title": "x")");
   const std::vector<Case> cases = {
       {"gitlab not json", gl_issues("[{"), "invalid JSON"},
       {"gitlab object page", gl_issues(R"({"message": "401 Unauthorized"})"), "expected a JSON array"},
       {"gitlab no iid", gl_issues(absl::StrCat(R"([{"id": 1, )", t, "}]")), "field 'iid' is missing"},
       {"gitlab string iid", gl_issues(absl::StrCat(R"([{"iid": "7", "id": 1, )", t, "}]")), "field 'iid' is a string"},
       {"gitlab bad time", gl_issues(R"([{"iid": 1, "id": 1, "updated_at": "yesterday"}])"), "field 'updated_at' is invalid"},
-      {"gitlab bad state", gl_issues(absl::StrCat(R"([{"iid": 1, "id": 1, "state": "merged", )", t, "}]")), "field 'state' has unknown value 'merged'"},
-      {"gitlab labels", gl_issues(absl::StrCat(R"([{"iid": 1, "id": 1, "labels": "bug", )", t, "}]")), "field 'labels' is not an array"},
-      {"gitlab second item", gl_issues(absl::StrCat(R"([{"iid": 1, "id": 1, )", t, R"(}, 5])")), "item 1: issue is not a JSON object"},
+      {"gitlab bad state", gl_issues(absl::StrCat(R"([{"iid": 1, "id": 1, "state": "merged", )", ti, "}]")), "field 'state' has unknown value 'merged'"},
+      {"gitlab labels", gl_issues(absl::StrCat(R"([{"iid": 1, "id": 1, "state": "opened", "labels": "bug", )", ti, "}]")), "field 'labels' is not an array"},
+      {"gitlab second item", gl_issues(absl::StrCat(R"([{"iid": 1, "id": 1, "state": "opened", )", ti, R"(}, 5])")), "item 1: issue is not a JSON object"},
+      // Issue 16 (8): nulls are not data.
+      {"gitlab null state", gl_issues(absl::StrCat(R"([{"iid": 1, "id": 1, "state": null, )", ti, "}]")), "field 'state' is null"},
+      {"gitlab null title", gl_issues(absl::StrCat(R"([{"iid": 1, "id": 1, "state": "opened", "title": null, "created_at": "2024-01-01T00:00:00Z", )", t, "}]")), "field 'title' is null"},
+      {"gitlab null created_at", gl_issues(absl::StrCat(R"([{"iid": 1, "id": 1, "state": "opened", "title": "x", "created_at": null, )", t, "}]")), "field 'created_at' is null"},
+      {"gitee null state", ge_issues(absl::StrCat(R"([{"number": "I1", "id": 1, "state": null, )", ti, "}]")), "field 'state' is null"},
+      {"gitee null title", ge_issues(absl::StrCat(R"([{"number": "I1", "id": 1, "state": "open", "title": null, "created_at": "2024-01-01T00:00:00Z", )", t, "}]")), "field 'title' is null"},
       {"gitlab note system", gl_notes(absl::StrCat(R"([{"id": 1, "system": "yes", )", t, "}]")), "field 'system' is a string"},
       {"gitlab note no id", gl_notes(absl::StrCat("[{", t, "}]")), "field 'id' is missing"},
       {"gitee bad key", ge_issues(absl::StrCat(R"([{"number": "X12", "id": 1, )", t, "}]")), "Gitee issue key 'X12'"},
-      {"gitee bad state", ge_issues(absl::StrCat(R"([{"number": "I1", "id": 1, "state": "待办", )", t, "}]")), "field 'state' has unknown value"},
+      {"gitee bad state", ge_issues(absl::StrCat(R"([{"number": "I1", "id": 1, "state": "待办", )", ti, "}]")), "field 'state' has unknown value"},
       {"gitee no updated", ge_issues(R"([{"number": "I1", "id": 1}])"), "field 'updated_at' is missing"},
       {"gitee comment no target", ge_comments(absl::StrCat(R"([{"id": 1, )", t, "}]")), "field 'target.issue' is missing"},
       {"gitee comment bad key", ge_comments(absl::StrCat(R"([{"id": 1, "target": {"issue": {"number": "1ABC"}}, )", t, "}]")), "target.issue: field 'number'"},

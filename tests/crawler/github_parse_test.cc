@@ -3,6 +3,7 @@
 #include <ostream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "common/time_util.h"
 #include "crawler/github_client.h"
 #include "gtest/gtest.h"
@@ -60,8 +61,8 @@ TEST(ParseIssueTest, MapsEveryField) {
 
 TEST(ParseIssueTest, ToleratesNullsAndMissingOptionalFields) {
   auto issue = ParseIssue(nlohmann::json::parse(R"({
-    "id": 1, "number": 2, "updated_at": "2024-02-03T04:05:06Z", "title": null, "body": null,
-    "state": "open", "state_reason": null, "labels": [], "user": null, "assignee": null,
+    "id": 1, "number": 2, "updated_at": "2024-02-03T04:05:06Z", "title": "", "body": null,
+    "created_at": "2024-02-03T04:05:06Z", "state": "open", "state_reason": null, "labels": [], "user": null, "assignee": null,
     "assignees": null, "closed_at": null, "reactions": null, "pull_request": null})"),
                           Repo());
   ASSERT_TRUE(issue.ok()) << issue.status();
@@ -74,7 +75,8 @@ TEST(ParseIssueTest, ToleratesNullsAndMissingOptionalFields) {
 
 TEST(ParseIssueTest, PullRequestKeyMarksPullRequests) {
   auto issue = ParseIssue(nlohmann::json::parse(R"({
-    "id": 1, "number": 2, "updated_at": "2024-02-03T04:05:06Z",
+    "id": 1, "number": 2, "updated_at": "2024-02-03T04:05:06Z", "title": "t", "state": "open",
+    "created_at": "2024-02-03T04:05:06Z",
     "pull_request": {"url": "https://api.github.com/repos/octo/hello/pulls/2"}})"),
                           Repo());
   ASSERT_TRUE(issue.ok()) << issue.status();
@@ -112,7 +114,8 @@ INSTANTIATE_TEST_SUITE_P(
                 R"([{"id": 1, "number": "3", "updated_at": "2024-01-01T00:00:00Z"}])",
                 "item 0: field 'number' is a string"},
         BadCase{"missing_updated_at",
-                R"([{"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z"},
+                R"([{"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z",
+                     "title": "t", "state": "open", "created_at": "2024-01-01T00:00:00Z"},
                     {"id": 2, "number": 2}])",
                 "item 1: field 'updated_at' is missing"},
         BadCase{"bad_updated_at", R"([{"id": 1, "number": 1, "updated_at": "yesterday"}])",
@@ -120,12 +123,31 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"missing_id", R"([{"number": 1, "updated_at": "2024-01-01T00:00:00Z"}])",
                 "field 'id' is missing"},
         BadCase{"labels_not_array",
-                R"([{"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z", "labels": 3}])",
+                R"([{"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z", "labels": 3,
+                     "title": "t", "state": "open", "created_at": "2024-01-01T00:00:00Z"}])",
                 "field 'labels' is not an array"},
         BadCase{"unknown_state",
-                R"([{"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z", "state": "x"}])",
+                R"([{"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z", "state": "x",
+                     "title": "t", "created_at": "2024-01-01T00:00:00Z"}])",
                 "field 'state' has unknown value"},
         BadCase{"item_not_object", "[1]", "item 0: issue is not a JSON object"},
+        // Issue 16 (8): a null is not data: no "unknown" state, empty title or missing date.
+        BadCase{"null_state",
+                R"([{"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z", "state": null,
+                     "title": "t", "created_at": "2024-01-01T00:00:00Z"}])",
+                "item 0: field 'state' is null"},
+        BadCase{"null_title",
+                R"([{"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z", "state": "open",
+                     "title": null, "created_at": "2024-01-01T00:00:00Z"}])",
+                "item 0: field 'title' is null"},
+        BadCase{"null_created_at",
+                R"([{"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z", "state": "open",
+                     "title": "t", "created_at": null}])",
+                "item 0: field 'created_at' is null"},
+        BadCase{"missing_state",
+                R"([{"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z",
+                     "title": "t", "created_at": "2024-01-01T00:00:00Z"}])",
+                "item 0: field 'state' is missing"},
         BadCase{"negative_number",
                 R"([{"id": 1, "number": -4, "updated_at": "2024-01-01T00:00:00Z"}])",
                 "field 'number' is not positive"}),
@@ -174,6 +196,59 @@ TEST(ParseCommentsPageTest, BadCommentsNameFieldAndIndex) {
     EXPECT_NE(page.status().message().find(c.want_in_message), absl::string_view::npos)
         << c.name << ": " << page.status();
   }
+}
+
+// Issue 16 (8): a comment of another host or repository is not filed under its trailing number.
+TEST(ParseCommentsPageTest, IssueUrlMustNameTheListedRepository) {
+  const std::string prefix = "https://api.github.com/repos/octo/hello/issues/";
+  auto comment = [](const std::string& issue_url) {
+    return absl::StrCat(R"([{"id": 1, "updated_at": "2024-01-01T00:00:00Z", "issue_url": ")",
+                        issue_url, R"("}])");
+  };
+  auto ok = ParseCommentsPage(comment(prefix + "12"), Repo(), prefix);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ((*ok)[0].issue_number(), 12);
+  // Host and names compare without case; a trailing '/' is tolerated.
+  EXPECT_TRUE(ParseCommentsPage(comment("HTTPS://API.GITHUB.COM/repos/Octo/Hello/issues/12/"),
+                                Repo(), prefix)
+                  .ok());
+  for (const std::string& foreign :
+       {std::string("https://evil.example/repos/octo/hello/issues/12"),
+        std::string("https://api.github.com/repos/octo/other/issues/12"),
+        std::string("https://api.github.com/repos/octo/hello-fork/issues/12"),
+        std::string("https://api.github.com/repos/octo/hello/issues/3/x/12")}) {
+    auto page = ParseCommentsPage(comment(foreign), Repo(), prefix);
+    ASSERT_FALSE(page.ok()) << foreign;
+    EXPECT_NE(page.status().message().find("names another host or repository"),
+              absl::string_view::npos)
+        << page.status();
+  }
+}
+
+// Issue 16 (9): with a list for bad items, one bad item is set aside and the others parse.
+TEST(ParseIssuesPageTest, BadItemsAreSetAsideWhenAsked) {
+  const std::string body = R"([
+    {"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z", "title": "a", "state": "open",
+     "created_at": "2024-01-01T00:00:00Z"},
+    {"id": 2, "number": 2, "updated_at": "2024-01-01T00:00:00Z", "title": 5, "state": "open",
+     "created_at": "2024-01-01T00:00:00Z"},
+    "not an issue",
+    {"id": 4, "number": 4, "updated_at": "2024-01-01T00:00:00Z", "title": "d", "state": "closed",
+     "created_at": "2024-01-01T00:00:00Z"}])";
+  std::vector<BadItem> bad;
+  auto page = ParseIssuesPage(body, Repo(), &bad);
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->size(), 2u);
+  EXPECT_EQ((*page)[1].number(), 4);
+  ASSERT_EQ(bad.size(), 2u);
+  EXPECT_EQ(bad[0].index, 1);
+  EXPECT_EQ(bad[0].key, "number 2");
+  EXPECT_EQ(bad[0].error, "field 'title' is a number");
+  EXPECT_EQ(nlohmann::json::parse(bad[0].raw)["title"], 5);
+  EXPECT_EQ(bad[1].index, 2);
+  EXPECT_EQ(bad[1].key, "");
+  // Without the list, the first bad item fails the page, as before.
+  EXPECT_FALSE(ParseIssuesPage(body, Repo()).ok());
 }
 
 TEST(ParseRepositoryTest, ReadsFullNameAndCount) {

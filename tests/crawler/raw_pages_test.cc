@@ -140,7 +140,7 @@ TEST_F(RawPagesTest, ReparseRepairsARecordAnOlderParserGotWrong) {
 
 TEST_F(RawPagesTest, UnparsablePagesAreCountedAndLeaveRecordsAlone) {
   ASSERT_TRUE(store_
-                  ->PutRawPage(kSlug, Page("issues", 1, "[{\"number\": \"x\"}]"),
+                  ->PutRawPage(kSlug, Page("issues", 1, "[{\"number\": 1,"),
                                {IssueStore::RawIssueItem(1)})
                   .ok());
   auto r = Reparse(store_.get(), kSlug);
@@ -148,6 +148,23 @@ TEST_F(RawPagesTest, UnparsablePagesAreCountedAndLeaveRecordsAlone) {
   EXPECT_EQ(r->bad_pages, 1);
   EXPECT_NE(r->first_error.find("https://api.test/x"), std::string::npos);
   EXPECT_EQ(store_->last_seq(), 0u);
+}
+
+// A bad item on a kept page (the crawl quarantined it) is left out; the page's other items are
+// re-derived.
+TEST_F(RawPagesTest, BadItemsAreCountedAndLeftOut) {
+  nlohmann::json bad = TestIssue(2, 2);
+  bad["number"] = "x";
+  ASSERT_TRUE(store_
+                  ->PutRawPage(kSlug, Page("issues", 1, TestPage({TestIssue(1, 1), bad})),
+                               {IssueStore::RawIssueItem(1)})
+                  .ok());
+  auto r = Reparse(store_.get(), kSlug);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->bad_pages, 0);
+  EXPECT_EQ(r->bad_items, 1);
+  EXPECT_EQ(r->issues_changed, 1);
+  EXPECT_TRUE(store_->GetIssue(kSlug, 1).ok());
 }
 
 TEST_F(RawPagesTest, RawPagesCanBeTurnedOff) {

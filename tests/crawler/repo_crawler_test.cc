@@ -41,6 +41,7 @@ nlohmann::json IssueJson(int number, const std::string& updated, bool pr = false
                       {"number", number},
                       {"title", absl::StrCat("issue ", number)},
                       {"state", "open"},
+                      {"created_at", T(0)},
                       {"updated_at", updated},
                       {"html_url", absl::StrCat("https://github.com/octo/hello/issues/", number)}};
   if (pr) j["pull_request"] = {{"url", "x"}};

@@ -2,6 +2,8 @@
 // fencing through ReportProgress, re-registration, and draining.
 #include "crawler/worker.h"
 
+#include "crawler/token_binding.h"
+
 #include <algorithm>
 #include <condition_variable>
 #include <functional>
@@ -172,7 +174,8 @@ class WorkerTest : public ::testing::Test {
     options.capacity = 2;
     options.poll_interval = absl::Milliseconds(20);
     options.drain_timeout = drain_timeout;
-    options.crawler.token = "tok";
+    options.crawler.token = "tok-s3cret";
+    options.crawler.api_urls[v1::TRACKER_GITHUB] = "https://api.test";  // where the token may go
     if (pool) options.crawler.pools[v1::TRACKER_GITHUB] = pool;
     worker_ = std::make_unique<CrawlerWorker>(
         options, server_->InProcessChannel(grpc::ChannelArguments()),
@@ -204,6 +207,7 @@ class WorkerTest : public ::testing::Test {
 
   static std::string Issue(int n) {
     return absl::StrCat(R"({"id": )", n, R"(, "number": )", n,
+                        R"(, "title": "t", "state": "open", "created_at": "2023-01-01T00:00:00Z")",
                         R"(, "updated_at": "2023-01-01T00:00:0)", n, R"(Z"})");
   }
 
@@ -257,6 +261,48 @@ TEST_F(WorkerTest, RegistersCrawlsALeaseAndReportsDone) {
   EXPECT_EQ(http_.Pending(), 0u);
 }
 
+// A lease whose repository names another API than the worker's (whoever added it chose the
+// URL) is failed before any request: the worker's token goes only to its own API. Another path
+// or an explicit default port on the worker's own host is the same API.
+TEST_F(WorkerTest, TokensGoOnlyToTheWorkersOwnApi) {
+  v1::Lease rogue = Lease();
+  rogue.mutable_repo()->set_api_url("http://127.0.0.1:9/collect");
+  coordinator_.pending_leases.push_back(rogue);
+  StartWorker();
+  ASSERT_TRUE(coordinator_.WaitUntil([&] { return !coordinator_.releases.empty(); }));
+  {
+    std::lock_guard<std::mutex> lock(coordinator_.mu_);
+    ASSERT_FALSE(coordinator_.reports.empty());
+    const std::string& error = coordinator_.reports.back().error();
+    EXPECT_NE(error.find("http://127.0.0.1:9"), std::string::npos) << error;
+    EXPECT_NE(error.find("https://api.test:443"), std::string::npos) << error;
+    EXPECT_NE(error.find("--github-api"), std::string::npos) << error;
+    EXPECT_EQ(error.find("tok-s3cret"), std::string::npos) << "the token is never in an error";
+  }
+  EXPECT_TRUE(http_.Requests().empty()) << "no request went anywhere";
+
+  EXPECT_TRUE(CheckTokenDestination("https://API.test:443/v3", "https://api.test", v1::TRACKER_GITHUB).ok());
+  EXPECT_EQ(CheckTokenDestination("http://api.test", "https://api.test", v1::TRACKER_GITHUB).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(CheckTokenDestination("https://api.test.evil", "https://api.test", v1::TRACKER_GITHUB)
+                .code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(CheckTokenDestination("https://api.test:8443", "https://api.test", v1::TRACKER_GITLAB)
+                .message()
+                .find("--gitlab-api") != absl::string_view::npos,
+            true);
+  EXPECT_EQ(ApiOrigin("file:///etc/passwd").status().code(), absl::StatusCode::kInvalidArgument);
+  // Without a secret (anonymous crawling) any API may be crawled.
+  CrawlerOptions anonymous;
+  v1::RepositoryRef elsewhere = rogue.repo();
+  EXPECT_TRUE(CheckRepositoryTokenBinding(anonymous, elsewhere).ok());
+  anonymous.token = "tok";
+  EXPECT_EQ(CheckRepositoryTokenBinding(anonymous, elsewhere).code(),
+            absl::StatusCode::kPermissionDenied);
+  elsewhere.clear_api_url();  // the worker's own API
+  EXPECT_TRUE(CheckRepositoryTokenBinding(anonymous, elsewhere).ok());
+}
+
 TEST_F(WorkerTest, FailedPreconditionOnReportStopsTheCrawl) {
   coordinator_.fence_reports = true;
   coordinator_.pending_leases.push_back(Lease());
@@ -290,7 +336,22 @@ TEST_F(WorkerTest, CrawlFailureIsReportedWithoutTheToken) {
   ASSERT_EQ(coordinator_.reports.size(), 1u);
   EXPECT_FALSE(coordinator_.reports[0].done());
   EXPECT_NE(coordinator_.reports[0].error().find("gone"), std::string::npos);
-  EXPECT_EQ(coordinator_.reports[0].error().find("tok"), std::string::npos);
+  EXPECT_EQ(coordinator_.reports[0].error().find("tok-s3cret"), std::string::npos);
+}
+
+// Issue 16 (14): a failed crawl reports the requests it made (it said "requests 0" after 8).
+TEST_F(WorkerTest, FailedCrawlReportsTheRequestsItMade) {
+  coordinator_.pending_leases.push_back(Lease());
+  http_.Respond(kRepoUrl, 200, R"({"full_name": "octo/hello"})");
+  for (int i = 0; i < 6; ++i) http_.Respond(kIssues, 503, "{}");  // the first try + 5 retries
+  StartWorker();
+  ASSERT_TRUE(coordinator_.WaitUntil([&] { return !coordinator_.releases.empty(); }));
+  std::lock_guard<std::mutex> lock(coordinator_.mu_);
+  ASSERT_FALSE(coordinator_.reports.empty());
+  const v1::ReportProgressRequest& last = coordinator_.reports.back();
+  EXPECT_NE(last.error(), "");
+  EXPECT_EQ(last.counters().requests(), 7);
+  EXPECT_EQ(last.counters().retries(), 5);
 }
 
 TEST_F(WorkerTest, ReRegistersWhenTheCoordinatorForgetsIt) {

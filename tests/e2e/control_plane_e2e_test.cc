@@ -5,13 +5,17 @@
 //    fingerprint, and the token itself appears in no status output and no log;
 //  * a worker and the indexer talk to a TLS coordinator with --tls-ca;
 //  * two workers sharing one account against the simulator's small budget never send a request
-//    over it (/_sim/stats over_budget == 0).
+//    over it (/_sim/stats over_budget == 0);
+//  * a rogue client without credentials can change nothing (admin calls, worker registration,
+//    leaving for a worker, progress reports), and a repository added with another API URL never
+//    receives a worker's token.
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -28,6 +32,7 @@
 #include "crawler/token_pool.h"
 #include "crawler/worker.h"
 #include "deploy/cli/cluster.h"
+#include "httplib.h"
 #include "tests/crawler/mem_store.h"
 #include "tests/e2e/e2e_util.h"
 
@@ -157,6 +162,125 @@ TEST(ControlPlane, GracefulLeaveDrainAndPerTokenStatus) {
   if (!::testing::Test::HasFailure()) std::filesystem::remove_all(work);
 }
 
+TEST(ControlPlane, RogueClientsChangeNothingAndTokensStayWithTheirApi) {
+  setenv("CTL_E2E_TOKEN", kSecret, 1);
+  const std::string work = MakeTempDir("issuescope-ctl-rogue");
+  // A listener standing in for a host an attacker controls: it records every request's
+  // Authorization header.
+  httplib::Server trap;
+  std::mutex mu;
+  std::vector<std::string> seen;
+  trap.Get(".*", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mu);
+    seen.push_back(req.path + " authorization=" + req.get_header_value("Authorization"));
+    res.set_content("{}", "application/json");
+  });
+  const int trap_port = trap.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(trap_port, 0);
+  std::thread trap_thread([&] { trap.listen_after_bind(); });
+
+  cli::ClusterOptions options;
+  options.bin_dir = ISSUESCOPE_BIN_DIR;
+  options.work_dir = work;
+  options.workers = 1;
+  options.token_env = "CTL_E2E_TOKEN";
+  options.simulator_args = {"--repos=1", "--issues-per-repo=20", "--seed=3"};
+  auto started = cli::Cluster::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status();
+  cli::Cluster& cluster = **started;
+  ASSERT_TRUE(cluster.AddSimulatorRepositories().ok());
+  ASSERT_TRUE(cluster.WaitUntilCrawled(1, absl::Minutes(2)).ok());
+
+  // The rogue: no credentials, or a wrong one.
+  for (const std::string& authorization : {std::string(), std::string("Bearer guess")}) {
+    SCOPED_TRACE(authorization.empty() ? "no credential" : authorization);
+    auto rogue = v1::Coordinator::NewStub(
+        grpc::CreateChannel(cluster.coordinator_address(), grpc::InsecureChannelCredentials()));
+    auto ctx = [&] {
+      auto c = std::make_unique<grpc::ClientContext>();
+      c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      if (!authorization.empty()) c->AddMetadata("authorization", authorization);
+      return c;
+    };
+    v1::AddRepositoriesRequest add;
+    v1::RepositorySpec* spec = add.add_repositories();
+    spec->mutable_repo()->set_tracker(v1::TRACKER_GITHUB);
+    spec->mutable_repo()->set_owner("octo");
+    spec->mutable_repo()->set_name("stolen");
+    spec->mutable_repo()->set_api_url(absl::StrCat("http://127.0.0.1:", trap_port));
+    v1::AddRepositoriesResponse added;
+    EXPECT_EQ(rogue->AddRepositories(ctx().get(), add, &added).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+    v1::RegisterWorkerRequest reg;
+    reg.set_worker_id("rogue");
+    reg.set_store_address("127.0.0.1:1");
+    reg.set_capacity(64);
+    v1::RegisterWorkerResponse registered;
+    EXPECT_EQ(rogue->RegisterWorker(ctx().get(), reg, &registered).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+    v1::DrainWorkerRequest leave;
+    leave.set_worker_id("worker-0");
+    v1::DrainWorkerResponse left;
+    EXPECT_EQ(rogue->LeaveWorker(ctx().get(), leave, &left).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+    EXPECT_EQ(rogue->DrainWorker(ctx().get(), leave, &left).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+    v1::ReportProgressRequest report;
+    report.set_worker_id("worker-0");
+    report.mutable_lease()->set_repo("github:octo/stolen");
+    report.set_done(true);
+    v1::ReportProgressResponse reported;
+    EXPECT_EQ(rogue->ReportProgress(ctx().get(), report, &reported).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+    v1::GetStatusResponse status;
+    EXPECT_EQ(rogue->GetStatus(ctx().get(), v1::GetStatusRequest(), &status).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+  }
+  auto status = cluster.Status();
+  ASSERT_TRUE(status.ok()) << status.status();
+  ASSERT_EQ(status->workers_size(), 1) << status->DebugString();
+  EXPECT_EQ(status->workers(0).worker_id(), "worker-0");
+  EXPECT_FALSE(status->workers(0).draining());
+  for (const auto& r : status->repositories()) EXPECT_NE(r.repo().name(), "stolen");
+
+  // An admin (with the admin token) adds a repository whose API is the trap: the worker, which
+  // holds a token for the simulator's API only, refuses the lease before any request.
+  {
+    v1::AddRepositoriesRequest add;
+    v1::RepositorySpec* spec = add.add_repositories();
+    spec->mutable_repo()->set_tracker(v1::TRACKER_GITHUB);
+    spec->mutable_repo()->set_owner("octo");
+    spec->mutable_repo()->set_name("elsewhere");
+    spec->mutable_repo()->set_api_url(absl::StrCat("http://127.0.0.1:", trap_port));
+    v1::AddRepositoriesResponse added;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    ASSERT_TRUE(cluster.coordinator_stub().AddRepositories(&ctx, add, &added).ok());
+  }
+  std::string last_error;
+  for (int i = 0; i < 200 && last_error.empty(); ++i) {
+    auto now = cluster.Status();
+    ASSERT_TRUE(now.ok());
+    for (const auto& r : now->repositories()) {
+      if (r.repo().name() == "elsewhere") last_error = r.last_error();
+    }
+    if (last_error.empty()) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(absl::StrContains(last_error, "not this worker's API")) << last_error;
+  EXPECT_FALSE(absl::StrContains(last_error, kSecret));
+  cluster.Stop();
+  trap.stop();
+  trap_thread.join();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_TRUE(seen.empty()) << "the trap was called: " << seen.front();
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(work + "/logs")) {
+    EXPECT_FALSE(absl::StrContains(ReadFile(entry.path().string()), kSecret)) << entry.path();
+  }
+  if (!::testing::Test::HasFailure()) std::filesystem::remove_all(work);
+}
+
 TEST(ControlPlane, WorkerAndIndexerTalkToATlsCoordinator) {
   if (!Shell("command -v openssl >/dev/null 2>&1")) GTEST_SKIP() << "no openssl command";
   const std::string work = MakeTempDir("issuescope-ctl-tls");
@@ -256,7 +380,8 @@ TEST(ControlPlane, WorkersSharingAnAccountNeverOverspendIt) {
   co.sync_writes = false;
   auto core = coordinator::CoordinatorCore::Open("/coordinator", co, Clock::Real());
   ASSERT_TRUE(core.ok()) << core.status();
-  coordinator::CoordinatorService service(core->get());
+  coordinator::CoordinatorService service(core->get(),
+                                          coordinator::AccessOptions{"", true, ""});
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -290,6 +415,7 @@ TEST(ControlPlane, WorkersSharingAnAccountNeverOverspendIt) {
     wo.crawler.per_page = 20;
     wo.crawler.initial_backoff = absl::Milliseconds(50);
     wo.crawler.max_backoff = absl::Seconds(1);
+    wo.crawler.api_urls[v1::TRACKER_GITHUB] = base;  // the API the token is for
     wo.crawler.pools[v1::TRACKER_GITHUB] = std::make_shared<crawler::TokenPool>(
         v1::TRACKER_GITHUB, std::vector<crawler::PoolToken>{{"shared", kSecret}}, Clock::Real(),
         pool_options);
