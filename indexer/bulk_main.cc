@@ -53,10 +53,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000000));
   app.add_flag("--fuller", options.fuller, "merge with FULLER compaction (read-mostly index)");
   app.add_flag("--quiet", quiet, "no progress lines");
-  std::string taxonomy_path, model_path;
+  std::string taxonomy_path, model_path = "default";
   bool no_tags = false;
   app.add_option("--taxonomy", taxonomy_path, "taxonomy TOML file (default: built-in llm-dl/1)");
-  app.add_option("--model", model_path, "classifier model file (default: rules and labels)");
+  app.add_option("--model", model_path,
+                 "classifier model: default (built in), none (rules and labels only) or a file")
+      ->capture_default_str();
   app.add_flag("--no-tags", no_tags, "do not tag; keep the tags the issues carry");
   try {
     app.parse(argc, argv);
@@ -74,7 +76,7 @@ int main(int argc, char** argv) {
     if (!created.ok()) return Fail(2, std::string(created.status().message()));
     tagger = std::move(*created);
     options.tagger = tagger.get();
-  } else if (!taxonomy_path.empty() || !model_path.empty()) {
+  } else if (!taxonomy_path.empty() || model_path != "default") {
     return Fail(2, "--no-tags cannot be combined with --taxonomy or --model");
   }
   absl::StatusOr<std::unique_ptr<ix::IssueSource>> source =

@@ -7,13 +7,18 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <string_view>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace issuescope::classifier {
 namespace {
+
+// kCompactMagic starts a compact model file (SaveCompact).
+constexpr char kCompactMagic[] = "ISCM1\n";
 
 constexpr char kFormat[] = "issuescope-classifier";
 constexpr int kFormatVersion = 1;
@@ -196,6 +201,7 @@ absl::Status LinearModel::Save(const std::string& path) const {
   j["format"] = kFormat;
   j["format_version"] = kFormatVersion;
   j["taxonomy"] = taxonomy_tag_;
+  if (!name_.empty()) j["name"] = name_;
   j["features"] = {{"hash_bits", features_.hash_bits},
                    {"bigrams", features_.bigrams},
                    {"max_body_tokens", features_.max_body_tokens},
@@ -248,6 +254,7 @@ absl::StatusOr<LinearModel> LinearModel::Load(const std::string& path) {
 }
 
 absl::StatusOr<LinearModel> LinearModel::Parse(absl::string_view text, absl::string_view source) {
+  if (absl::StartsWith(text, kCompactMagic)) return ParseCompact(text, source);
   auto bad = [&](absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat("model file ", source, ": ", what));
   };
@@ -275,6 +282,7 @@ absl::StatusOr<LinearModel> LinearModel::Parse(absl::string_view text, absl::str
     }
     LinearModel model(features);
     model.taxonomy_tag_ = j.value("taxonomy", "");
+    model.name_ = j.value("name", "");
     const size_t dim = size_t{1} << features.hash_bits;
     for (const nlohmann::json& h : j.at("heads")) {
       Head head;
@@ -309,6 +317,128 @@ absl::StatusOr<LinearModel> LinearModel::Parse(absl::string_view text, absl::str
   } catch (const nlohmann::json::exception& e) {
     return bad(e.what());
   }
+}
+
+absl::Status LinearModel::SaveCompact(const std::string& path) const {
+  nlohmann::json j;
+  j["format"] = kFormat;
+  j["format_version"] = kFormatVersion;
+  j["taxonomy"] = taxonomy_tag_;
+  if (!name_.empty()) j["name"] = name_;
+  j["features"] = {{"hash_bits", features_.hash_bits},
+                   {"bigrams", features_.bigrams},
+                   {"max_body_tokens", features_.max_body_tokens},
+                   {"strip_noise", features_.strip_noise},
+                   {"title_char_ngrams", features_.title_char_ngrams},
+                   {"title_weight", features_.title_weight},
+                   {"signal_text", features_.signal_text}};
+  j["heads"] = nlohmann::json::array();
+  std::string body;
+  for (const Head& head : heads_) {
+    const size_t k = head.classes.size();
+    const size_t dim = head.weights.size() / std::max<size_t>(k, 1);
+    float scale = 0;
+    for (float w : head.weights) scale = std::max(scale, std::fabs(w));
+    size_t rows = 0;
+    for (size_t bucket = 0; bucket < dim; ++bucket) {
+      const float* row = &head.weights[bucket * k];
+      int8_t q[256];
+      bool any = false;
+      for (size_t c = 0; c < k && c < 256; ++c) {
+        const float v = scale > 0 ? std::round(row[c] / scale * 127.0f) : 0.0f;
+        q[c] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+        any = any || q[c] != 0;
+      }
+      if (!any) continue;
+      ++rows;
+      const uint32_t b = static_cast<uint32_t>(bucket);
+      for (int i = 0; i < 4; ++i) body.push_back(static_cast<char>((b >> (8 * i)) & 0xff));
+      body.append(reinterpret_cast<const char*>(q), k);
+    }
+    nlohmann::json h;
+    h["name"] = head.name;
+    h["type"] = head.type;
+    h["classes"] = head.classes;
+    nlohmann::json bias = nlohmann::json::array();
+    for (float b : head.bias) bias.push_back(Round6(b));
+    h["bias"] = bias;
+    if (!head.length_weight.empty()) {
+      nlohmann::json lw = nlohmann::json::array();
+      for (float v : head.length_weight) lw.push_back(Round6(v));
+      h["length_weight"] = lw;
+    }
+    h["scale"] = scale;
+    h["rows"] = rows;
+    j["heads"].push_back(std::move(h));
+  }
+  const std::string header = j.dump();
+  std::string out(kCompactMagic);
+  const uint32_t n = static_cast<uint32_t>(header.size());
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  out += header;
+  out += body;
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << out;
+  file.close();
+  if (!file) return absl::InternalError(absl::StrCat("cannot write model file ", path));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LinearModel> LinearModel::ParseCompact(absl::string_view bytes,
+                                                      absl::string_view source) {
+  auto bad = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("model file ", source, ": ", what));
+  };
+  absl::string_view rest = bytes.substr(std::string_view(kCompactMagic).size());
+  if (rest.size() < 4) return bad("truncated header length");
+  const auto u32 = [](absl::string_view s) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(s[i]);
+    return v;
+  };
+  const uint32_t header_size = u32(rest);
+  rest.remove_prefix(4);
+  if (rest.size() < header_size) return bad("truncated header");
+  // The header is the JSON format without weights: parse it as such, then read the rows.
+  absl::StatusOr<LinearModel> model;
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(rest.begin(), rest.begin() + header_size);
+    nlohmann::json as_json = header;
+    for (nlohmann::json& h : as_json.at("heads")) h["weights"] = nlohmann::json::array();
+    model = Parse(as_json.dump(), source);
+  } catch (const nlohmann::json::exception& e) {
+    return bad(e.what());
+  }
+  if (!model.ok()) return model.status();
+  rest.remove_prefix(header_size);
+  const size_t dim = size_t{1} << model->features_.hash_bits;
+  try {
+    for (size_t i = 0; i < model->heads_.size(); ++i) {
+      Head& head = model->heads_[i];
+      const nlohmann::json& h = header.at("heads")[i];
+      const double scale = h.at("scale").get<double>();
+      const uint64_t rows = h.at("rows").get<uint64_t>();
+      const size_t k = head.classes.size();
+      if (!(scale >= 0) || scale > 1e6) return bad(absl::StrCat("head '", head.name, "': scale"));
+      if (rows > dim || rest.size() < rows * (4 + k)) {
+        return bad(absl::StrCat("head '", head.name, "': truncated weights"));
+      }
+      for (uint64_t r = 0; r < rows; ++r) {
+        const uint32_t bucket = u32(rest);
+        if (bucket >= dim) return bad(absl::StrCat("head '", head.name, "': bucket out of range"));
+        for (size_t c = 0; c < k; ++c) {
+          const int8_t q = static_cast<int8_t>(rest[4 + c]);
+          head.weights[bucket * k + c] = static_cast<float>(q * scale / 127.0);
+        }
+        rest.remove_prefix(4 + k);
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return bad(e.what());
+  }
+  if (!rest.empty()) return bad("bytes after the last head");
+  return model;
 }
 
 }  // namespace issuescope::classifier

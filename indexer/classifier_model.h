@@ -77,15 +77,29 @@ class LinearModel {
 
   // Save writes the model file. INTERNAL naming the path when it cannot be written.
   absl::Status Save(const std::string& path) const;
+  // SaveCompact writes the compact model file: the magic "ISCM1\n", a little-endian uint32
+  // length and a JSON header (as Save's, with per head "scale" and "rows" instead of
+  // "weights"), then per head `rows` records of a little-endian uint32 bucket and one int8 per
+  // class: weight = q × scale / 127 (scale: the head's largest |weight|). About a tenth of the
+  // JSON's size; predictions differ by the rounding (docs/TAXONOMY.md measures it).
+  absl::Status SaveCompact(const std::string& path) const;
+  // name is the model's name as trained (`taxonomy train --name`), "" when none.
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
   // Load reads a model file. NOT_FOUND when unreadable; INVALID_ARGUMENT naming the path and
   // the problem for anything malformed.
   static absl::StatusOr<LinearModel> Load(const std::string& path);
-  // Parse reads a model from the file's text; `source` names it in errors.
+  // Parse reads a model from the file's bytes, JSON or compact; `source` names it in errors.
   static absl::StatusOr<LinearModel> Parse(absl::string_view text, absl::string_view source);
 
  private:
+  // ParseCompact reads a SaveCompact file.
+  static absl::StatusOr<LinearModel> ParseCompact(absl::string_view bytes,
+                                                  absl::string_view source);
+
   FeatureOptions features_;
   std::string taxonomy_tag_;
+  std::string name_;
   std::vector<Head> heads_;
 };
 

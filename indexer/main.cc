@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   int retag_batch = 500;
   uint32_t shards = 1;
   std::string taxonomy_file;
-  std::string model_file;
+  std::string model_file = "default";
   bool no_tags = false;
   int stats_interval_s = 10;
   std::string log_level = "info";
@@ -117,7 +117,9 @@ int main(int argc, char** argv) {
   auto* taxonomy_opt = app.add_option(
       "--taxonomy", taxonomy_file, "taxonomy TOML file (default: llm-dl/1, built in)");
   auto* model_opt = app.add_option("--model", model_file,
-                                   "classifier model JSON file (default: rules and labels only)");
+                                   "classifier model: default (built in, trained on real DL/LLM "
+                                   "issues), none (rules and labels only) or a model file")
+                        ->capture_default_str();
   app.add_flag("--no-tags", no_tags, "index without taxonomy tags")
       ->excludes(taxonomy_opt)
       ->excludes(model_opt);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
+#include "indexer/embedded_model.h"
 #include "indexer/embedded_taxonomy.h"
 
 namespace issuescope::indexer {
@@ -35,7 +36,7 @@ std::string FingerprintHash(absl::string_view bytes) {
 }
 
 absl::StatusOr<std::unique_ptr<TaxonomyTagger>> TaxonomyTagger::Create(
-    const std::string& taxonomy_path, const std::string& model_path) {
+    const std::string& taxonomy_path, const std::string& model) {
   std::string text;
   std::string source;
   if (taxonomy_path.empty()) {
@@ -45,11 +46,11 @@ absl::StatusOr<std::unique_ptr<TaxonomyTagger>> TaxonomyTagger::Create(
     ASSIGN_OR_RETURN(text, ReadFileBytes(taxonomy_path, "taxonomy"));
     source = taxonomy_path;
   }
-  if (model_path.empty()) return FromText(text, source);
-  ASSIGN_OR_RETURN(std::string model_bytes, ReadFileBytes(model_path, "model"));
-  ASSIGN_OR_RETURN(classifier::LinearModel model,
-                   classifier::LinearModel::Parse(model_bytes, model_path));
-  return FromText(text, source, std::move(model), model_bytes);
+  if (model.empty() || model == kModelNone) return FromText(text, source);
+  // The taxonomy's tag decides whether the default model applies: parse it once here.
+  ASSIGN_OR_RETURN(taxonomy::Taxonomy parsed, taxonomy::ParseTaxonomy(text, source));
+  ASSIGN_OR_RETURN(ModelArgument resolved, ResolveModelArgument(model, parsed.Tag()));
+  return FromText(text, source, std::move(resolved.model), resolved.bytes);
 }
 
 absl::StatusOr<std::unique_ptr<TaxonomyTagger>> TaxonomyTagger::FromText(
@@ -59,28 +60,31 @@ absl::StatusOr<std::unique_ptr<TaxonomyTagger>> TaxonomyTagger::FromText(
   auto tax = std::make_unique<taxonomy::Taxonomy>(std::move(parsed));
   std::unique_ptr<classifier::LinearModel> owned_model;
   std::string model_hash = "none";
+  std::string model_label;
   if (model.has_value()) {
     if (!model->taxonomy_tag().empty() && model->taxonomy_tag() != tax->Tag()) {
       return absl::InvalidArgumentError(
           absl::StrCat("the model was trained for taxonomy ", model->taxonomy_tag(),
                        " but the taxonomy ", source, " is ", tax->Tag()));
     }
+    model_label = ModelLabel(*model, model_bytes);
     owned_model = std::make_unique<classifier::LinearModel>(std::move(*model));
     model_hash = FingerprintHash(model_bytes);
   }
   std::string fingerprint = absl::StrCat(tax->Tag(), " taxonomy=", FingerprintHash(text),
                                          " model=", model_hash);
-  return std::unique_ptr<TaxonomyTagger>(
-      new TaxonomyTagger(std::move(tax), std::move(owned_model), std::move(fingerprint)));
+  return std::unique_ptr<TaxonomyTagger>(new TaxonomyTagger(
+      std::move(tax), std::move(owned_model), std::move(fingerprint), std::move(model_label)));
 }
 
 TaxonomyTagger::TaxonomyTagger(std::unique_ptr<taxonomy::Taxonomy> taxonomy,
                                std::unique_ptr<classifier::LinearModel> model,
-                               std::string fingerprint)
+                               std::string fingerprint, std::string model_label)
     : taxonomy_(std::move(taxonomy)),
       model_(std::move(model)),
       classifier_(std::make_unique<classifier::Classifier>(taxonomy_.get(), model_.get())),
-      fingerprint_(std::move(fingerprint)) {}
+      fingerprint_(std::move(fingerprint)),
+      model_label_(std::move(model_label)) {}
 
 void TaxonomyTagger::Tag(v1::IssueWithComments* iwc) {
   v1::Issue* issue = iwc->mutable_issue();
@@ -99,6 +103,7 @@ void TaxonomyTagger::Tag(v1::IssueWithComments* iwc) {
   for (const std::string& t : c.secondary_themes) tags->add_secondary_themes(t);
   for (const std::string& s : c.subthemes) tags->add_subthemes(s);
   tags->set_llm(c.llm);
+  if (!model_label_.empty()) tags->set_model(model_label_);
   std::set<std::string> seen_evidence;
   std::set<std::string> seen_keywords;
   for (const classifier::Evidence& e : c.evidence) {

@@ -5,9 +5,10 @@
 // "cue:out of memory -> bug.memory.oom", "model:p=0.930 -> bug", "repo:o/r -> llm") and the
 // matched llm keywords (lower case, distinct, in taxonomy order).
 //
-// By default it uses the taxonomy embedded in the binary (embedded_taxonomy.h) and no model
-// (rules and labels only: the training data behind a model is not shippable); a taxonomy file
-// and a model file may replace them. Fingerprint() is "<name>/<version> taxonomy=<hash>
+// It uses the taxonomy embedded in the binary (embedded_taxonomy.h) unless given a file, and the
+// model its caller names: none (rules and labels only), the embedded default model
+// (embedded_model.h, trained on the labelled development set devset-1 and NLBSE'24), or a file.
+// Tags record the model as Tags.model ("<name>@<hash>"). Fingerprint() is "<name>/<version> taxonomy=<hash>
 // model=<hash|none>", hashes being FNV-1a 64 of the files' bytes, so editing either file
 // triggers a re-tag.
 //
@@ -30,11 +31,13 @@ namespace issuescope::indexer {
 
 class TaxonomyTagger : public Tagger {
  public:
-  // Create loads the taxonomy at `taxonomy_path` ("" = the embedded default) and the model at
-  // `model_path` ("" = none). NOT_FOUND / INVALID_ARGUMENT naming the file when one cannot be
-  // read or is malformed; INVALID_ARGUMENT when the model was trained for another taxonomy.
+  // Create loads the taxonomy at `taxonomy_path` ("" = the embedded default) and the model
+  // `model`, a `--model` argument: "" or "none" = none, "default" = the embedded model (none
+  // for a taxonomy it was not trained for), else a file path (ResolveModelArgument).
+  // NOT_FOUND / INVALID_ARGUMENT naming the file when one cannot be read or is malformed;
+  // INVALID_ARGUMENT when a model file was trained for another taxonomy.
   static absl::StatusOr<std::unique_ptr<TaxonomyTagger>> Create(const std::string& taxonomy_path,
-                                                                const std::string& model_path);
+                                                                const std::string& model);
   // FromText builds a tagger from taxonomy TOML `text` (named `source` in errors) and an
   // optional model with the bytes it was read from (for the fingerprint).
   static absl::StatusOr<std::unique_ptr<TaxonomyTagger>> FromText(
@@ -51,17 +54,21 @@ class TaxonomyTagger : public Tagger {
   std::string Fingerprint() const override { return fingerprint_; }
   // taxonomy returns the loaded taxonomy.
   const taxonomy::Taxonomy& taxonomy() const { return *taxonomy_; }
-  // has_model is true when a model file was given.
+  // has_model is true when a model takes part.
   bool has_model() const { return model_ != nullptr; }
+  // model_label is what the tags record of the model ("" without one).
+  const std::string& model_label() const { return model_label_; }
 
  private:
   TaxonomyTagger(std::unique_ptr<taxonomy::Taxonomy> taxonomy,
-                 std::unique_ptr<classifier::LinearModel> model, std::string fingerprint);
+                 std::unique_ptr<classifier::LinearModel> model, std::string fingerprint,
+                 std::string model_label);
 
   std::unique_ptr<taxonomy::Taxonomy> taxonomy_;
   std::unique_ptr<classifier::LinearModel> model_;
   std::unique_ptr<classifier::Classifier> classifier_;
   std::string fingerprint_;
+  std::string model_label_;
 };
 
 // FingerprintHash returns the FNV-1a 64 hash of `bytes` as 16 lower-case hex digits.

@@ -154,10 +154,10 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
   ASSIGN_OR_RETURN(auto coord, coordinator::CoordinatorCore::Open(
                                    options.data_dir + "/coordinator", coord_options, clock));
   ASSIGN_OR_RETURN(auto store, crawler::IssueStore::Open(options.data_dir + "/store"));
-  // Issues are tagged with the built-in taxonomy (llm-dl/1) as they are indexed; `issuescope
-  // reindex --taxonomy FILE` re-tags with another one.
+  // Issues are tagged with the built-in taxonomy (llm-dl/1) and model as they are indexed;
+  // `issuescope reindex --taxonomy FILE --model M` re-tags with others.
   ASSIGN_OR_RETURN(std::unique_ptr<indexer::TaxonomyTagger> tagger,
-                   indexer::TaxonomyTagger::Create("", ""));
+                   indexer::TaxonomyTagger::Create("", "default"));
   indexer::IndexWriterOptions writer_options;
   writer_options.tagger = tagger.get();
   ASSIGN_OR_RETURN(auto writer,

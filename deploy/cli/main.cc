@@ -191,6 +191,8 @@ int main(int argc, char** argv) {
   // The training flags, shared by `train` and `cv`.
   auto add_train_flags = [](CLI::App* cmd, issuescope::cli::TaxonomyTrainOptions* o) {
     cmd->add_option("--taxonomy", o->taxonomy, "taxonomy file (default: llm-dl/1)");
+    cmd->add_option("--also-train", o->also_train,
+                    "more labelled files for training only (repeatable; never scored by cv)");
     cmd->add_option("--epochs", o->epochs, "training passes")->capture_default_str()
         ->check(CLI::Range(1, 1000));
     cmd->add_option("--hash-bits", o->hash_bits, "feature buckets = 2^bits")
@@ -238,6 +240,10 @@ int main(int argc, char** argv) {
   auto* train_cmd = taxonomy_cmd->add_subcommand("train", "train a classifier model");
   train_cmd->add_option("--data", tax_train.data, "labelled issues, JSONL or CSV")->required();
   train_cmd->add_option("--out", tax_train.out, "model file to write")->required();
+  train_cmd->add_option("--name", tax_train.name,
+                        "the model's name, recorded with every tag it makes");
+  train_cmd->add_flag("--compact", tax_train.compact,
+                      "write the compact format (int8 weights, about a tenth of the JSON)");
   add_train_flags(train_cmd, &tax_train);
   train_cmd->add_option("--validation-fraction", tax_train.validation_fraction,
                         "hold out this fraction (chosen by --seed), train on the rest and "
@@ -246,7 +252,9 @@ int main(int argc, char** argv) {
   issuescope::cli::TaxonomyEvalOptions tax_eval;
   auto* eval_cmd = taxonomy_cmd->add_subcommand("eval", "evaluate against gold tags");
   eval_cmd->add_option("--data", tax_eval.data, "labelled issues, JSONL or CSV")->required();
-  eval_cmd->add_option("--model", tax_eval.model, "model file (default: rules and labels only)");
+  eval_cmd->add_option("--model", tax_eval.model,
+                       "default (built in), none (rules and labels only) or a model file")
+      ->capture_default_str();
   eval_cmd->add_option("--taxonomy", tax_eval.taxonomy, "taxonomy file (default: llm-dl/1)");
   add_eval_flags(eval_cmd, &tax_eval);
   issuescope::cli::TaxonomyCvOptions tax_cv;
@@ -263,7 +271,8 @@ int main(int argc, char** argv) {
   auto* classify_cmd = taxonomy_cmd->add_subcommand("classify", "tag issues from a file");
   classify_cmd->add_option("--input", tax_classify.input, "issues, JSONL or CSV")->required();
   classify_cmd->add_option("--model", tax_classify.model,
-                           "model file (default: rules and labels only)");
+                           "default (built in), none (rules and labels only) or a model file")
+      ->capture_default_str();
   classify_cmd->add_option("--taxonomy", tax_classify.taxonomy,
                            "taxonomy file (default: llm-dl/1)");
 
@@ -273,7 +282,8 @@ int main(int argc, char** argv) {
   reindex_cmd->add_option("--data", reindex.data_dir, "data directory of `crawl`")->required();
   reindex_cmd->add_option("--taxonomy", reindex.taxonomy, "taxonomy file (default: llm-dl/1)");
   reindex_cmd->add_option("--model", reindex.model,
-                          "model file (default: rules and labels only)");
+                          "default (built in), none (rules and labels only) or a model file")
+      ->capture_default_str();
   reindex_cmd->add_option("--batch-size", reindex.batch_size, "documents per commit")
       ->capture_default_str()->check(CLI::PositiveNumber);
   reindex_cmd->add_flag("--force", reindex.force, "re-tag even if the tags look current");

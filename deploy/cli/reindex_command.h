@@ -18,7 +18,7 @@ namespace issuescope::cli {
 struct ReindexCommandOptions {
   std::string data_dir;  // the data directory of `crawl`; the index is data_dir/index
   std::string taxonomy;  // taxonomy file; "" = the built-in default
-  std::string model;     // model file; "" = rules and labels only
+  std::string model = "default";  // "default" (built in), "none" or a model file
   int batch_size = 500;  // documents per commit
   bool force = false;    // re-tag even when the fingerprint is unchanged
 };

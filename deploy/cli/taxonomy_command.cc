@@ -13,6 +13,7 @@
 #include "indexer/classifier_data.h"
 #include "indexer/classifier_eval.h"
 #include "indexer/classifier_model.h"
+#include "indexer/embedded_model.h"
 #include "indexer/taxonomy.h"
 #include "nlohmann/json.hpp"
 
@@ -25,10 +26,10 @@ absl::StatusOr<taxonomy::Taxonomy> LoadTaxonomy(const std::string& path) {
   return taxonomy::LoadTaxonomyFile(path.empty() ? taxonomy::DefaultTaxonomyPath() : path);
 }
 
-absl::StatusOr<std::optional<classifier::LinearModel>> LoadModel(const std::string& path) {
-  if (path.empty()) return std::optional<classifier::LinearModel>();
-  ASSIGN_OR_RETURN(classifier::LinearModel model, classifier::LinearModel::Load(path));
-  return std::optional<classifier::LinearModel>(std::move(model));
+// LoadModel resolves a --model argument ("default", "none" or a file) for `tax`.
+absl::StatusOr<indexer::ModelArgument> LoadModel(const std::string& arg,
+                                                 const taxonomy::Taxonomy& tax) {
+  return indexer::ResolveModelArgument(arg, tax.Tag());
 }
 
 // Binary collapses `value` to positive / non-positive when the field is scored as a detector.
@@ -222,6 +223,17 @@ std::string Summary(const Pairs& pairs, const std::string& positive) {
   return out;
 }
 
+// ReadAlsoTrain reads the --also-train files.
+absl::StatusOr<std::vector<LabeledIssue>> ReadAlsoTrain(const TaxonomyTrainOptions& options) {
+  std::vector<LabeledIssue> out;
+  for (const std::string& path : options.also_train) {
+    ASSIGN_OR_RETURN(std::vector<LabeledIssue> more, classifier::ReadIssuesFile(path));
+    if (more.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": no records"));
+    for (LabeledIssue& rec : more) out.push_back(std::move(rec));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::Status RunTaxonomyTrain(const TaxonomyTrainOptions& options) {
@@ -238,9 +250,16 @@ absl::Status RunTaxonomyTrain(const TaxonomyTrainOptions& options) {
   }
   std::vector<const LabeledIssue*> train, validation;
   for (size_t i = 0; i < data.size(); ++i) (held[i] ? validation : train).push_back(&data[i]);
+  ASSIGN_OR_RETURN(std::vector<LabeledIssue> also, ReadAlsoTrain(options));
+  for (const LabeledIssue& rec : also) train.push_back(&rec);
   if (train.empty()) return absl::InvalidArgumentError(absl::StrCat(options.data, ": no records"));
   ASSIGN_OR_RETURN(classifier::LinearModel model, TrainModel(train, options, tax.Tag(), true));
-  RETURN_IF_ERROR(model.Save(options.out));
+  model.set_name(options.name);
+  RETURN_IF_ERROR(options.compact ? model.SaveCompact(options.out) : model.Save(options.out));
+  if (options.compact) {
+    // What the file holds is the quantised model: use it for the validation report too.
+    ASSIGN_OR_RETURN(model, classifier::LinearModel::Load(options.out));
+  }
   std::printf("wrote %s (taxonomy %s)\n", options.out.c_str(), tax.Tag().c_str());
   if (!validation.empty()) {
     std::printf("\nvalidation: %zu of %zu records held out (seed %u), trained on the other %zu\n\n",
@@ -256,9 +275,14 @@ absl::Status RunTaxonomyTrain(const TaxonomyTrainOptions& options) {
 
 absl::Status RunTaxonomyEval(const TaxonomyEvalOptions& options) {
   ASSIGN_OR_RETURN(taxonomy::Taxonomy tax, LoadTaxonomy(options.taxonomy));
-  ASSIGN_OR_RETURN(auto model, LoadModel(options.model));
+  ASSIGN_OR_RETURN(indexer::ModelArgument model, LoadModel(options.model, tax));
   ASSIGN_OR_RETURN(std::vector<LabeledIssue> data, classifier::ReadIssuesFile(options.data));
-  classifier::Classifier clf(&tax, model ? &*model : nullptr, ClassifierWeights(options));
+  if (!options.json) {
+    std::printf("model: %s\n\n", model.model ? indexer::ModelLabel(*model.model, model.bytes).c_str()
+                                             : "none (rules and labels only)");
+  }
+  classifier::Classifier clf(&tax, model.model ? &*model.model : nullptr,
+                             ClassifierWeights(options));
   Pairs pairs;
   for (const LabeledIssue& rec : data) AddPredictions(clf, rec, options.positive, &pairs);
   return PrintReports(pairs, options.json, options.data);
@@ -268,6 +292,7 @@ absl::Status RunTaxonomyCv(const TaxonomyCvOptions& options) {
   if (options.folds < 2) return absl::InvalidArgumentError("--folds must be at least 2");
   ASSIGN_OR_RETURN(taxonomy::Taxonomy tax, LoadTaxonomy(options.train.taxonomy));
   ASSIGN_OR_RETURN(std::vector<LabeledIssue> data, classifier::ReadIssuesFile(options.data));
+  ASSIGN_OR_RETURN(std::vector<LabeledIssue> also, ReadAlsoTrain(options.train));
   std::vector<std::string> strata, groups;
   for (const LabeledIssue& rec : data) {
     strata.push_back(Stratum(rec));
@@ -280,9 +305,11 @@ absl::Status RunTaxonomyCv(const TaxonomyCvOptions& options) {
         options.data, ": every record is of one repository; cross-validation by repository "
                       "needs at least two"));
   }
-  std::printf("%d folds%s, seed %u, %zu records\n", folds.folds,
+  std::printf("%d folds%s, seed %u, %zu records", folds.folds,
               folds.by_group ? " by repository" : " stratified by gold kind/theme",
               options.train.seed, data.size());
+  if (!also.empty()) std::printf(" (+%zu training-only records in every fold)", also.size());
+  std::printf("\n");
   const std::string& positive = options.eval.positive;
   Pairs pooled;
   for (int f = 0; f < folds.folds; ++f) {
@@ -291,6 +318,11 @@ absl::Status RunTaxonomyCv(const TaxonomyCvOptions& options) {
     for (size_t i = 0; i < data.size(); ++i) {
       (folds.fold[i] == f ? test : train).push_back(&data[i]);
       if (folds.fold[i] == f && folds.by_group) repos.insert(data[i].issue.repo);
+    }
+    // Training-only records of the held-out repositories stay out of the fold's training, so
+    // the fold still measures a repository the model has not seen.
+    for (const LabeledIssue& rec : also) {
+      if (!folds.by_group || repos.count(rec.issue.repo) == 0) train.push_back(&rec);
     }
     if (test.empty()) continue;
     TaxonomyTrainOptions train_options = options.train;
@@ -316,9 +348,11 @@ absl::Status RunTaxonomyCv(const TaxonomyCvOptions& options) {
 
 absl::Status RunTaxonomyClassify(const TaxonomyClassifyOptions& options) {
   ASSIGN_OR_RETURN(taxonomy::Taxonomy tax, LoadTaxonomy(options.taxonomy));
-  ASSIGN_OR_RETURN(auto model, LoadModel(options.model));
+  ASSIGN_OR_RETURN(indexer::ModelArgument model, LoadModel(options.model, tax));
   ASSIGN_OR_RETURN(std::vector<LabeledIssue> data, classifier::ReadIssuesFile(options.input));
-  classifier::Classifier clf(&tax, model ? &*model : nullptr);
+  classifier::Classifier clf(&tax, model.model ? &*model.model : nullptr);
+  const std::string model_label =
+      model.model ? indexer::ModelLabel(*model.model, model.bytes) : std::string();
   for (const LabeledIssue& rec : data) {
     classifier::Classification c = clf.Classify(rec.issue);
     nlohmann::json j;
@@ -331,6 +365,7 @@ absl::Status RunTaxonomyClassify(const TaxonomyClassifyOptions& options) {
     j["subthemes"] = c.subthemes;
     j["llm"] = c.llm;
     j["taxonomy"] = c.taxonomy;
+    if (!model_label.empty()) j["model"] = model_label;
     j["evidence"] = nlohmann::json::array();
     for (const auto& e : c.evidence) {
       j["evidence"].push_back(

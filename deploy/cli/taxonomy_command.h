@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -14,8 +15,14 @@ namespace issuescope::cli {
 // TaxonomyTrainOptions are the flags of `taxonomy train`.
 struct TaxonomyTrainOptions {
   std::string data;      // labelled JSONL/CSV file
+  // More labelled files used for training only: `train` adds them to its training records,
+  // `cv` to every fold's training set (never scored; with folds by repository, records of the
+  // held-out repositories are left out). E.g. NLBSE'24 for the kind head.
+  std::vector<std::string> also_train;
   std::string out;       // model file to write
   std::string taxonomy;  // taxonomy file; "" = the default
+  std::string name;      // the model's name, recorded with every tag it makes ("" = none)
+  bool compact = false;  // write the compact format (LinearModel::SaveCompact)
   int epochs = 25;
   int hash_bits = 20;
   int max_body_tokens = 600;
@@ -38,7 +45,7 @@ struct TaxonomyTrainOptions {
 // TaxonomyEvalOptions are the flags of `taxonomy eval`.
 struct TaxonomyEvalOptions {
   std::string data;      // labelled JSONL/CSV file
-  std::string model;     // model file; "" = rules and labels only
+  std::string model = "default";  // "default" (embedded), "none" (rules and labels) or a file
   std::string taxonomy;  // taxonomy file; "" = the default
   bool json = false;     // print one JSON object per evaluated field instead of tables
   // When set (e.g. "bug" or "bug.performance"), the field it belongs to is scored as a binary
@@ -49,7 +56,7 @@ struct TaxonomyEvalOptions {
   bool raw_body = false;  // cues over the whole body (not only its signal text)
   double kind_cue_weight = 0.1;
   // Weight of the theme/sub-theme heads' probabilities (ClassifierOptions).
-  double theme_model_weight = 1.0;
+  double theme_model_weight = 3.0;
   // Kind score of a strong bug symptom (ClassifierOptions::strong_theme_kind_weight).
   double strong_symptom_weight = 0.25;
 };
@@ -68,7 +75,7 @@ struct TaxonomyCvOptions {
 // TaxonomyClassifyOptions are the flags of `taxonomy classify`.
 struct TaxonomyClassifyOptions {
   std::string input;     // JSONL/CSV file of issues
-  std::string model;     // model file; "" = rules and labels only
+  std::string model = "default";  // "default" (embedded), "none" (rules and labels) or a file
   std::string taxonomy;  // taxonomy file; "" = the default
 };
 

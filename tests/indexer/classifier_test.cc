@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,65 @@ TEST(LinearModel, RejectsBadInputs) {
     ASSERT_FALSE(model.ok()) << c.text;
     EXPECT_THAT(std::string(model.status().message()), HasSubstr(c.expected)) << c.text;
   }
+}
+
+TEST(LinearModel, CompactFileKeepsPredictionsAndNameAndRefusesDamage) {
+  FeatureOptions features;
+  features.hash_bits = 16;
+  std::vector<FeatureVector> x;
+  std::vector<std::string> y;
+  Toy(&x, &y, features);
+  LinearModel model(features);
+  model.set_taxonomy_tag("llm-dl/1");
+  model.set_name("toy-1");
+  model.AddHead(*TrainHead("kind", x, y, features, TrainOptions{}));
+  const std::string json_path = ::testing::TempDir() + "/classifier_test_compact.json";
+  const std::string path = ::testing::TempDir() + "/classifier_test_compact.iscm";
+  ASSERT_TRUE(model.Save(json_path).ok());
+  ASSERT_TRUE(model.SaveCompact(path).ok());
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ifstream json_in(json_path, std::ios::binary);
+  const std::string json_bytes((std::istreambuf_iterator<char>(json_in)),
+                               std::istreambuf_iterator<char>());
+  EXPECT_LT(bytes.size() * 3, json_bytes.size());  // int8 rows against JSON numbers
+  auto loaded = LinearModel::Load(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->name(), "toy-1");
+  EXPECT_EQ(loaded->taxonomy_tag(), "llm-dl/1");
+  for (const char* text : {"crash in conv2d", "please add fp8", "segfault when loading"}) {
+    const FeatureVector q = Featurize(IssueText{text, "", "", {}}, features);
+    const auto want = model.Predict(*model.FindHead("kind"), q);
+    const auto got = loaded->Predict(*loaded->FindHead("kind"), q);
+    ASSERT_EQ(got.size(), want.size());
+    // Quantisation error only: int8 steps of 1/127 of the largest weight.
+    for (size_t c = 0; c < got.size(); ++c) EXPECT_NEAR(got[c], want[c], 0.02) << text;
+    EXPECT_EQ(got[0] > got[1], want[0] > want[1]) << text;
+  }
+  // A cut anywhere in the weights, a bucket out of range, trailing bytes: named errors.
+  struct Damage {
+    std::string bytes;
+    const char* expected;
+  };
+  std::string bad_bucket = bytes;
+  const uint32_t header = static_cast<unsigned char>(bytes[6]) |
+                          static_cast<unsigned char>(bytes[7]) << 8 |
+                          static_cast<unsigned char>(bytes[8]) << 16 |
+                          static_cast<unsigned char>(bytes[9]) << 24;
+  bad_bucket[10 + header + 3] = '\x7f';  // the first row's bucket becomes >= 2^16
+  for (const Damage& d : std::vector<Damage>{
+           {bytes.substr(0, bytes.size() - 1), "truncated weights"},
+           {bytes.substr(0, 12), "truncated header"},
+           {bytes + "x", "bytes after the last head"},
+           {bad_bucket, "bucket out of range"},
+       }) {
+    auto parsed = LinearModel::Parse(d.bytes, "m.iscm");
+    ASSERT_FALSE(parsed.ok()) << d.expected;
+    EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("m.iscm")) << d.expected;
+    EXPECT_THAT(std::string(parsed.status().message()), HasSubstr(d.expected));
+  }
+  std::remove(path.c_str());
+  std::remove(json_path.c_str());
 }
 
 TEST(ReadIssues, ParsesCsvWithQuotesAndAliases) {

@@ -14,6 +14,7 @@
 #include "common/index_document.h"
 #include "common/index_schema.h"
 #include "gtest/gtest.h"
+#include "indexer/embedded_model.h"
 #include "indexer/embedded_taxonomy.h"
 #include "indexer/index_writer.h"
 #include "indexer/retagger.h"
@@ -62,6 +63,78 @@ TEST(TaxonomyTaggerTest, EmbeddedTaxonomyIsTheShippedFile) {
   EXPECT_FALSE(tagger->has_model());
   EXPECT_EQ(tagger->Fingerprint(),
             "llm-dl/1 taxonomy=" + FingerprintHash(file.str()) + " model=none");
+}
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+TEST(TaxonomyTaggerTest, ShipsTheDefaultModelAndRecordsItWithEveryTag) {
+  const std::string model_path =
+      (std::filesystem::path(taxonomy::DefaultTaxonomyPath()).parent_path() / "llm-dl-1.model")
+          .string();
+  const std::string file = ReadBytes(model_path);
+  ASSERT_FALSE(file.empty()) << model_path;
+  EXPECT_EQ(EmbeddedModelBytes(), file) << "the binary embeds the model file of the tree";
+
+  auto with = TaxonomyTagger::Create("", std::string(kModelDefault));
+  ASSERT_TRUE(with.ok()) << with.status();
+  ASSERT_TRUE((*with)->has_model());
+  EXPECT_EQ((*with)->model_label(),
+            "llm-dl-1-devset1-nlbse24@" + FingerprintHash(file).substr(0, 8));
+  EXPECT_NE((*with)->Fingerprint().find("model=" + FingerprintHash(file)), std::string::npos);
+  // The same model given as a file is the same tagger.
+  auto from_file = TaxonomyTagger::Create("", model_path);
+  ASSERT_TRUE(from_file.ok()) << from_file.status();
+  EXPECT_EQ((*from_file)->Fingerprint(), (*with)->Fingerprint());
+
+  v1::IssueWithComments iwc = MakeIssue("acme/train", 5, "Segfault in conv2d backward on ROCm", 10);
+  iwc.mutable_issue()->set_body("Running the backward pass crashes with SIGSEGV.");
+  (*with)->Tag(&iwc);
+  EXPECT_EQ(iwc.issue().tags().model(), (*with)->model_label());
+  EXPECT_EQ(iwc.issue().tags().kind(), "bug");
+  bool model_evidence = false;
+  for (const std::string& e : iwc.issue().tags().evidence()) {
+    if (e.rfind("model:", 0) == 0) model_evidence = true;
+  }
+  EXPECT_TRUE(model_evidence) << iwc.issue().tags().DebugString();
+
+  // --model none: rules and labels only, and the tags say no model.
+  auto none = TaxonomyTagger::Create("", std::string(kModelNone));
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE((*none)->has_model());
+  EXPECT_NE((*none)->Fingerprint(), (*with)->Fingerprint());
+  (*none)->Tag(&iwc);
+  EXPECT_EQ(iwc.issue().tags().model(), "");
+  for (const std::string& e : iwc.issue().tags().evidence()) EXPECT_NE(e.rfind("model:", 0), 0u);
+}
+
+TEST(TaxonomyTaggerTest, AnotherTaxonomyHasNoDefaultModel) {
+  std::string text(EmbeddedTaxonomyText());
+  const size_t at = text.find("version = 1\n");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 12, "version = 2\n");
+  const std::string path = ::testing::TempDir() + "/tagging_test_llm-dl-2.toml";
+  std::ofstream(path) << text;
+  auto tagger = TaxonomyTagger::Create(path, "default");
+  ASSERT_TRUE(tagger.ok()) << tagger.status();
+  EXPECT_EQ((*tagger)->taxonomy().Tag(), "llm-dl/2");
+  EXPECT_FALSE((*tagger)->has_model());
+  // A model file trained for llm-dl/1 is refused for llm-dl/2, naming both.
+  const std::string model_path =
+      (std::filesystem::path(taxonomy::DefaultTaxonomyPath()).parent_path() / "llm-dl-1.model")
+          .string();
+  auto refused = TaxonomyTagger::Create(path, model_path);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("llm-dl/1"), std::string::npos);
+  EXPECT_NE(refused.status().message().find("llm-dl/2"), std::string::npos);
+  auto missing = TaxonomyTagger::Create("", "/nonexistent/m.model");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/m.model"), std::string::npos);
+  std::filesystem::remove(path);
 }
 
 struct TagCase {

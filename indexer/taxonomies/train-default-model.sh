@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Rebuilds the shipped default model indexer/taxonomies/llm-dl-1.model (embedded in the binaries,
+# indexer/embedded_model.h) from the labelled development set devset-1 (our labels, texts joined
+# from ../shared/data) plus NLBSE'24's training split (kind only), with the options chosen by
+# leave-one-repository-out on devset-1 (docs/TAXONOMY.md, "The shipped model"). Deterministic:
+# the same inputs give the same bytes. Needs ../shared/data (or $ISSUESCOPE_SHARED_DATA).
+#
+#   indexer/taxonomies/train-default-model.sh [--bin BUILD/bin] [--out FILE] [--cv]
+#
+# --cv   also prints the leave-one-repository-out scores of these options (6 folds, about 30 s).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bin=build/bin
+out=indexer/taxonomies/llm-dl-1.model
+cv=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) bin="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --cv) cv=1; shift ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "train-default-model: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+data="${ISSUESCOPE_SHARED_DATA:-$PWD/../shared/data}"
+nlbse="$data/labeled/nlbse24-issue-classification/data/issues_train.csv"
+if [ ! -f "$nlbse" ]; then
+  echo "train-default-model: $nlbse not found (../shared/data is needed)" >&2
+  exit 1
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 tests/realdata/devset.py join indexer/taxonomies/devset/adjudicated.jsonl \
+  --out "$work/devset.jsonl"
+# No llm head: trained on devset-1 it learns "is it vLLM" (docs/TAXONOMY.md); the rules decide.
+python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line); r.pop("llm", None); print(json.dumps(r))' "$work/devset.jsonl" \
+  > "$work/devset-nollm.jsonl"
+options=(--also-train "$nlbse" --hash-bits 16 --signal-text-features)
+if [ "$cv" = 1 ]; then
+  "$bin/issuescope" taxonomy cv --data "$work/devset-nollm.jsonl" --folds 6 "${options[@]}"
+fi
+"$bin/issuescope" taxonomy train --data "$work/devset-nollm.jsonl" "${options[@]}" \
+  --name llm-dl-1-devset1-nlbse24 --compact --out "$out"
+ls -l "$out"
