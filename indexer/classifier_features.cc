@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <cstddef>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -112,38 +114,65 @@ std::string StripNoise(absl::string_view text) {
 
 namespace {
 
-// Counts accumulates hashed feature counts of one block (title or body).
-using Counts = std::map<uint32_t, float>;
+// Fnv continues FNV-1a 64 (HashFeature's hash) over `piece`: hashing a feature in pieces
+// ("T:", a token, " ", the next token) gives the hash of the concatenated string without
+// building it.
+inline uint64_t Fnv(uint64_t h, absl::string_view piece) {
+  for (char c : piece) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+constexpr uint64_t kFnvBasis = 1469598103934665603ULL;
 
-// AddBlock adds a block's counts to `out` as 1 + ln(count), scaled to L2 norm `weight`.
-void AddBlock(const Counts& counts, double weight, std::map<uint32_t, double>* out) {
+// Bucket finishes a hash as HashFeature does.
+inline uint32_t Bucket(uint64_t h, int hash_bits) {
+  h ^= h >> 32;
+  return static_cast<uint32_t>(h & ((uint64_t{1} << hash_bits) - 1));
+}
+
+// AddBlock adds a block's hashed features (one bucket per occurrence, in any order) to `out`
+// as 1 + ln(count) per bucket, scaled to L2 norm `weight`. Sorts `buckets`.
+void AddBlock(std::vector<uint32_t>* buckets, double weight,
+              std::vector<std::pair<uint32_t, double>>* out) {
+  std::sort(buckets->begin(), buckets->end());
+  const size_t first = out->size();
   double norm = 0;
-  for (const auto& [bucket, count] : counts) {
-    double v = 1.0 + std::log(count);
+  for (size_t i = 0; i < buckets->size();) {
+    size_t j = i;
+    while (j < buckets->size() && (*buckets)[j] == (*buckets)[i]) ++j;
+    const double v = 1.0 + std::log(static_cast<double>(j - i));
     norm += v * v;
+    out->emplace_back((*buckets)[i], v);
+    i = j;
   }
   if (norm <= 0) return;
   const double scale = weight / std::sqrt(norm);
-  for (const auto& [bucket, count] : counts) (*out)[bucket] += (1.0 + std::log(count)) * scale;
+  for (size_t i = first; i < out->size(); ++i) (*out)[i].second *= scale;
 }
 
 }  // namespace
 
 FeatureVector Featurize(const IssueText& issue, const FeatureOptions& options) {
-  Counts title_counts, body_counts;
-  auto add = [&](Counts* counts, absl::string_view feature) {
-    (*counts)[HashFeature(feature, options.hash_bits)] += 1.0f;
-  };
+  const int bits = options.hash_bits;
+  std::vector<uint32_t> title_buckets, body_buckets;
+  const uint64_t title_prefix = Fnv(kFnvBasis, "T:");
   auto add_tokens = [&](const std::vector<std::string>& tokens, size_t limit, bool title) {
-    Counts* counts = title ? &title_counts : &body_counts;
-    size_t n = std::min(tokens.size(), limit);
+    std::vector<uint32_t>* buckets = title ? &title_buckets : &body_buckets;
+    const size_t n = std::min(tokens.size(), limit);
+    buckets->reserve(buckets->size() + n * (title ? 4 : 2));
     for (size_t k = 0; k < n; ++k) {
-      add(counts, tokens[k]);
-      if (title) add(counts, absl::StrCat("T:", tokens[k]));
+      const uint64_t plain = Fnv(kFnvBasis, tokens[k]);
+      buckets->push_back(Bucket(plain, bits));
+      uint64_t prefixed = 0;
+      if (title) {
+        prefixed = Fnv(title_prefix, tokens[k]);
+        buckets->push_back(Bucket(prefixed, bits));
+      }
       if (options.bigrams && k + 1 < n) {
-        std::string bigram = absl::StrCat(tokens[k], " ", tokens[k + 1]);
-        add(counts, bigram);
-        if (title) add(counts, absl::StrCat("T:", bigram));
+        buckets->push_back(Bucket(Fnv(Fnv(plain, " "), tokens[k + 1]), bits));
+        if (title) buckets->push_back(Bucket(Fnv(Fnv(prefixed, " "), tokens[k + 1]), bits));
       }
     }
   };
@@ -151,29 +180,45 @@ FeatureVector Featurize(const IssueText& issue, const FeatureOptions& options) {
   add_tokens(title, 200, true);
   if (options.title_char_ngrams > 0) {
     const size_t n = static_cast<size_t>(options.title_char_ngrams);
+    const uint64_t char_prefix = Fnv(kFnvBasis, "C:");
     for (const std::string& word : title) {
-      std::string padded = absl::StrCat("^", word, "$");
+      const std::string padded = absl::StrCat("^", word, "$");
       if (padded.size() <= n) {
-        add(&title_counts, absl::StrCat("C:", padded));
+        title_buckets.push_back(Bucket(Fnv(char_prefix, padded), bits));
         continue;
       }
       for (size_t i = 0; i + n <= padded.size(); ++i) {
-        add(&title_counts, absl::StrCat("C:", absl::string_view(padded).substr(i, n)));
+        title_buckets.push_back(
+            Bucket(Fnv(char_prefix, absl::string_view(padded).substr(i, n)), bits));
       }
     }
   }
   const std::string body = options.signal_text ? SignalText(issue.body) : issue.body;
   add_tokens(Tokenize(options.strip_noise ? StripNoise(body) : body),
              static_cast<size_t>(std::max(0, options.max_body_tokens)), false);
-  std::map<uint32_t, double> merged;
-  AddBlock(title_counts, options.title_weight, &merged);
-  AddBlock(body_counts, 1.0, &merged);
-  FeatureVector out;
-  out.reserve(merged.size());
+  std::vector<std::pair<uint32_t, double>> blocks;
+  blocks.reserve(title_buckets.size() + body_buckets.size());
+  AddBlock(&title_buckets, options.title_weight, &blocks);
+  const std::ptrdiff_t title_end = static_cast<std::ptrdiff_t>(blocks.size());
+  AddBlock(&body_buckets, 1.0, &blocks);
+  // Merge the two sorted blocks; a bucket in both sums its values.
+  std::inplace_merge(blocks.begin(), blocks.begin() + title_end, blocks.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t kept = 0;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (kept > 0 && blocks[kept - 1].first == blocks[i].first) {
+      blocks[kept - 1].second += blocks[i].second;
+    } else {
+      blocks[kept++] = blocks[i];
+    }
+  }
+  blocks.resize(kept);
   double norm = 0;
-  for (const auto& [bucket, value] : merged) norm += value * value;
+  for (const auto& [bucket, value] : blocks) norm += value * value;
   const double inv = norm > 0 ? 1.0 / std::sqrt(norm) : 0;
-  for (const auto& [bucket, value] : merged) {
+  FeatureVector out;
+  out.reserve(blocks.size());
+  for (const auto& [bucket, value] : blocks) {
     out.emplace_back(bucket, static_cast<float>(value * inv));
   }
   return out;

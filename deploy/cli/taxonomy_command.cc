@@ -338,9 +338,9 @@ absl::Status RunTaxonomyCv(const TaxonomyCvOptions& options) {
       AddPredictions(clf, *rec, positive, &pairs);
       AddPredictions(clf, *rec, positive, &pooled);
     }
-    std::printf("fold %d/%d (%zu records%s%s): %s\n", f + 1, folds.folds, test.size(),
-                repos.empty() ? "" : ", ", absl::StrJoin(repos, ", ").c_str(),
-                Summary(pairs, positive).c_str());
+    std::printf("fold %d/%d (%zu records%s%s; trained on %zu): %s\n", f + 1, folds.folds,
+                test.size(), repos.empty() ? "" : ", ", absl::StrJoin(repos, ", ").c_str(),
+                train.size(), Summary(pairs, positive).c_str());
   }
   std::printf("pooled: %s\n\n", Summary(pooled, positive).c_str());
   return PrintReports(pooled, options.eval.json, options.data);
