@@ -11,6 +11,9 @@ PACKAGES=(
   time sqlite3 libsqlite3-dev xapian-omega chromium chromium-driver python3-grpcio python3-grpc-tools python3-protobuf
   # The relevance benchmark (tests/relevance): Xapian's stock BM25 as a peer.
   python3-xapian
+  # libFuzzer targets and sanitizer runtimes (tests/fuzz; libclang-rt is only a recommendation
+  # of clang, which --no-install-recommends skips).
+  clang libclang-rt-14-dev
 )
 # Node.js with npm (browser test, Node client): Debian's packages unless a node is present.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

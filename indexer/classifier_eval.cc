@@ -52,6 +52,63 @@ EvalReport Evaluate(const std::string& field, const std::vector<std::string>& go
   return report;
 }
 
+void AddBootstrap(const std::vector<std::string>& gold, const std::vector<std::string>& predicted,
+                  int resamples, uint32_t seed, EvalReport* report) {
+  const size_t n = std::min(gold.size(), predicted.size());
+  if (n == 0 || resamples < 1) return;
+  // Labels as small integers once; each resample then counts in arrays.
+  std::map<std::string, int> ids;
+  auto id = [&](const std::string& s) {
+    return ids.emplace(s, static_cast<int>(ids.size())).first->second;
+  };
+  std::vector<int> g(n), p(n);
+  for (size_t i = 0; i < n; ++i) {
+    g[i] = id(gold[i]);
+    p[i] = id(predicted[i]);
+  }
+  const size_t k = ids.size();
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<size_t> pick(0, n - 1);
+  std::vector<double> accuracies, f1s;
+  std::vector<int> support(k), guessed(k), hits(k);
+  for (int r = 0; r < resamples; ++r) {
+    std::fill(support.begin(), support.end(), 0);
+    std::fill(guessed.begin(), guessed.end(), 0);
+    std::fill(hits.begin(), hits.end(), 0);
+    int correct = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t j = pick(rng);
+      support[g[j]]++;
+      guessed[p[j]]++;
+      if (g[j] == p[j]) {
+        hits[g[j]]++;
+        correct++;
+      }
+    }
+    double f1_sum = 0;
+    int classes = 0;
+    for (size_t c = 0; c < k; ++c) {
+      if (support[c] == 0) continue;  // macro-F1 over the gold classes of this sample
+      ++classes;
+      const double precision = guessed[c] ? static_cast<double>(hits[c]) / guessed[c] : 0;
+      const double recall = static_cast<double>(hits[c]) / support[c];
+      if (precision + recall > 0) f1_sum += 2 * precision * recall / (precision + recall);
+    }
+    accuracies.push_back(static_cast<double>(correct) / static_cast<double>(n));
+    f1s.push_back(classes ? f1_sum / classes : 0);
+  }
+  auto percentile = [](std::vector<double>* v, double q) {
+    std::sort(v->begin(), v->end());
+    const double at = q * static_cast<double>(v->size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(at));
+    const size_t hi = std::min(v->size() - 1, lo + 1);
+    return (*v)[lo] + (at - static_cast<double>(lo)) * ((*v)[hi] - (*v)[lo]);
+  };
+  report->resamples = resamples;
+  report->accuracy_ci = {percentile(&accuracies, 0.025), percentile(&accuracies, 0.975)};
+  report->macro_f1_ci = {percentile(&f1s, 0.025), percentile(&f1s, 0.975)};
+}
+
 std::string FormatReport(const EvalReport& report) {
   size_t width = 9;
   for (const auto& c : report.classes) width = std::max(width, c.name.size());
@@ -66,8 +123,17 @@ std::string FormatReport(const EvalReport& report) {
                   c.precision, c.recall, c.f1, c.support, c.predicted);
     out += line;
   }
-  std::snprintf(line, sizeof(line), "macro-F1 %.4f   accuracy %.4f\n", report.macro_f1,
-                report.accuracy);
+  if (report.resamples > 0) {
+    std::snprintf(line, sizeof(line),
+                  "macro-F1 %.4f [%.4f, %.4f]   accuracy %.4f [%.4f, %.4f]   (95%% bootstrap "
+                  "intervals, %d resamples)\n",
+                  report.macro_f1, report.macro_f1_ci.low, report.macro_f1_ci.high,
+                  report.accuracy, report.accuracy_ci.low, report.accuracy_ci.high,
+                  report.resamples);
+  } else {
+    std::snprintf(line, sizeof(line), "macro-F1 %.4f   accuracy %.4f\n", report.macro_f1,
+                  report.accuracy);
+  }
   out += line;
   out += "confusion (rows: gold, columns: predicted)\n";
   std::snprintf(line, sizeof(line), "%-*s", w, "");
@@ -98,6 +164,11 @@ std::string ReportJson(const EvalReport& report) {
   j["examples"] = report.examples;
   j["accuracy"] = report.accuracy;
   j["macro_f1"] = report.macro_f1;
+  if (report.resamples > 0) {
+    j["bootstrap"] = {{"resamples", report.resamples},
+                      {"accuracy", {report.accuracy_ci.low, report.accuracy_ci.high}},
+                      {"macro_f1", {report.macro_f1_ci.low, report.macro_f1_ci.high}}};
+  }
   j["classes"] = nlohmann::json::array();
   nlohmann::json labels = nlohmann::json::array();
   for (const auto& c : report.classes) {

@@ -21,12 +21,22 @@ struct ClassMetrics {
   double f1 = 0;
 };
 
+// Interval is a two-sided 95% confidence interval.
+struct Interval {
+  double low = 0;
+  double high = 0;
+};
+
 // EvalReport is the evaluation of one field (kind, theme, ...).
 struct EvalReport {
   std::string field;
   int examples = 0;
   double accuracy = 0;
   double macro_f1 = 0;  // mean F1 over the classes that occur in the gold labels
+  // Percentile bootstrap intervals (AddBootstrap); resamples = 0 when not computed.
+  int resamples = 0;
+  Interval accuracy_ci;
+  Interval macro_f1_ci;
   std::vector<ClassMetrics> classes;  // sorted by name: gold classes, then predicted-only ones
   // confusion[gold][predicted], indexed like `classes`.
   std::vector<std::vector<int>> confusion;
@@ -35,6 +45,13 @@ struct EvalReport {
 // Evaluate compares `predicted` with `gold` (same length) for `field`.
 EvalReport Evaluate(const std::string& field, const std::vector<std::string>& gold,
                     const std::vector<std::string>& predicted);
+
+// AddBootstrap fills the report's 95% intervals of accuracy and macro-F1 by the percentile
+// bootstrap: `resamples` (>= 1) samples of the examples drawn with replacement (mt19937 seeded
+// with `seed`, so the same inputs give the same intervals), the metrics computed on each as
+// Evaluate does, the 2.5th and 97.5th percentiles kept.
+void AddBootstrap(const std::vector<std::string>& gold, const std::vector<std::string>& predicted,
+                  int resamples, uint32_t seed, EvalReport* report);
 
 // FormatReport renders a report as an aligned text table plus the confusion matrix.
 std::string FormatReport(const EvalReport& report);

@@ -183,7 +183,8 @@ void AddPredictions(const classifier::Classifier& clf, const LabeledIssue& rec,
 constexpr const char* kFields[] = {"kind", "theme", "subtheme", "llm"};
 
 // PrintReports prints the report of every field in `pairs`, as tables or JSON lines.
-absl::Status PrintReports(const Pairs& pairs, bool json, const std::string& data) {
+absl::Status PrintReports(const Pairs& pairs, bool json, const std::string& data,
+                          int bootstrap = 1000) {
   if (pairs.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(data, ": no record carries a gold kind, theme, subtheme or llm field"));
@@ -193,6 +194,9 @@ absl::Status PrintReports(const Pairs& pairs, bool json, const std::string& data
     if (it == pairs.end()) continue;
     classifier::EvalReport report =
         classifier::Evaluate(field, it->second.first, it->second.second);
+    if (bootstrap > 0) {
+      classifier::AddBootstrap(it->second.first, it->second.second, bootstrap, 1, &report);
+    }
     if (json) {
       std::printf("%s\n", classifier::ReportJson(report).c_str());
     } else {
@@ -285,7 +289,7 @@ absl::Status RunTaxonomyEval(const TaxonomyEvalOptions& options) {
                              ClassifierWeights(options));
   Pairs pairs;
   for (const LabeledIssue& rec : data) AddPredictions(clf, rec, options.positive, &pairs);
-  return PrintReports(pairs, options.json, options.data);
+  return PrintReports(pairs, options.json, options.data, options.bootstrap);
 }
 
 absl::Status RunTaxonomyCv(const TaxonomyCvOptions& options) {
@@ -343,7 +347,7 @@ absl::Status RunTaxonomyCv(const TaxonomyCvOptions& options) {
                 train.size(), Summary(pairs, positive).c_str());
   }
   std::printf("pooled: %s\n\n", Summary(pooled, positive).c_str());
-  return PrintReports(pooled, options.eval.json, options.data);
+  return PrintReports(pooled, options.eval.json, options.data, options.eval.bootstrap);
 }
 
 absl::Status RunTaxonomyClassify(const TaxonomyClassifyOptions& options) {

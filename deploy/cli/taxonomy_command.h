@@ -59,6 +59,8 @@ struct TaxonomyEvalOptions {
   double theme_model_weight = 3.0;
   // Kind score of a strong bug symptom (ClassifierOptions::strong_theme_kind_weight).
   double strong_symptom_weight = 0.25;
+  // Resamples of the 95% bootstrap intervals of accuracy and macro-F1 (0: none).
+  int bootstrap = 1000;
 };
 
 // TaxonomyCvOptions are the flags of `taxonomy cv`: k-fold cross-validation within one data set.

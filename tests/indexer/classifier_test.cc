@@ -278,6 +278,39 @@ TEST(Evaluate, ComputesPerClassScoresAndConfusion) {
   EXPECT_THAT(ReportJson(r), HasSubstr("\"matrix\":[[1,1,0],[0,1,0],[1,0,0]]"));
 }
 
+TEST(Evaluate, BootstrapIntervalsAreSeededAndCoverTheEstimate) {
+  // 200 examples, 150 right: accuracy 0.75, whose binomial standard error is ~0.031, so the
+  // 95% interval is about 0.75 ± 0.06.
+  std::vector<std::string> gold, predicted;
+  for (int i = 0; i < 200; ++i) {
+    gold.push_back(i % 2 ? "bug" : "question");
+    predicted.push_back(i % 4 == 0 ? (i % 2 ? "question" : "bug") : gold.back());
+  }
+  EvalReport report = Evaluate("kind", gold, predicted);
+  EXPECT_DOUBLE_EQ(report.accuracy, 0.75);
+  EXPECT_EQ(report.resamples, 0);
+  AddBootstrap(gold, predicted, 2000, 7, &report);
+  EXPECT_EQ(report.resamples, 2000);
+  EXPECT_LT(report.accuracy_ci.low, 0.75);
+  EXPECT_GT(report.accuracy_ci.high, 0.75);
+  EXPECT_NEAR(report.accuracy_ci.low, 0.69, 0.02);
+  EXPECT_NEAR(report.accuracy_ci.high, 0.81, 0.02);
+  EXPECT_LT(report.macro_f1_ci.low, report.macro_f1);
+  EXPECT_GT(report.macro_f1_ci.high, report.macro_f1);
+  // Seeded: the same inputs give the same interval; another seed a slightly different one.
+  EvalReport again = Evaluate("kind", gold, predicted);
+  AddBootstrap(gold, predicted, 2000, 7, &again);
+  EXPECT_EQ(again.accuracy_ci.low, report.accuracy_ci.low);
+  EXPECT_EQ(again.accuracy_ci.high, report.accuracy_ci.high);
+  EXPECT_THAT(FormatReport(report), HasSubstr("95% bootstrap intervals, 2000 resamples"));
+  EXPECT_THAT(ReportJson(report), HasSubstr("\"bootstrap\""));
+  // All right: a degenerate interval at 1.
+  EvalReport perfect = Evaluate("kind", gold, gold);
+  AddBootstrap(gold, gold, 100, 1, &perfect);
+  EXPECT_EQ(perfect.accuracy_ci.low, 1.0);
+  EXPECT_EQ(perfect.accuracy_ci.high, 1.0);
+}
+
 TEST(HoldOut, IsDeterministicStratifiedAndSeeded) {
   std::vector<std::string> strata;
   for (int i = 0; i < 100; ++i) strata.push_back(i < 80 ? "bug" : "question");
