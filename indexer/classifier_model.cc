@@ -17,6 +17,11 @@
 namespace issuescope::classifier {
 namespace {
 
+// kMaxWeights bounds a model's weights (all heads): 2^28 floats, 1 GB. A model of all four
+// heads (about 80 classes) at the default 2^20 buckets has 2^26.3; a file asking for more than
+// the bound is refused before anything is allocated.
+constexpr uint64_t kMaxWeights = uint64_t{1} << 28;
+
 // kCompactMagic starts a compact model file (SaveCompact).
 constexpr char kCompactMagic[] = "ISCM1\n";
 
@@ -284,6 +289,7 @@ absl::StatusOr<LinearModel> LinearModel::Parse(absl::string_view text, absl::str
     model.taxonomy_tag_ = j.value("taxonomy", "");
     model.name_ = j.value("name", "");
     const size_t dim = size_t{1} << features.hash_bits;
+    uint64_t total_weights = 0;
     for (const nlohmann::json& h : j.at("heads")) {
       Head head;
       head.name = h.at("name").get<std::string>();
@@ -301,6 +307,11 @@ absl::StatusOr<LinearModel> LinearModel::Parse(absl::string_view text, absl::str
         if (head.length_weight.size() != k) {
           return bad(absl::StrCat("head '", head.name, "': length_weight size"));
         }
+      }
+      total_weights += static_cast<uint64_t>(dim) * k;
+      if (total_weights > kMaxWeights) {
+        return bad(absl::StrCat("head '", head.name, "': more than 2^28 weights in the model (",
+                                "2^", features.hash_bits, " buckets × ", k, " classes)"));
       }
       head.weights.assign(dim * k, 0.0f);
       for (const nlohmann::json& row : h.at("weights")) {

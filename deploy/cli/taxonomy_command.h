@@ -56,7 +56,7 @@ struct TaxonomyEvalOptions {
   bool raw_body = false;  // cues over the whole body (not only its signal text)
   double kind_cue_weight = 0.1;
   // Weight of the theme/sub-theme heads' probabilities (ClassifierOptions).
-  double theme_model_weight = 3.0;
+  double theme_model_weight = 2.5;
   // Kind score of a strong bug symptom (ClassifierOptions::strong_theme_kind_weight).
   double strong_symptom_weight = 0.25;
   // Resamples of the 95% bootstrap intervals of accuracy and macro-F1 (0: none).

@@ -37,7 +37,8 @@ python3 -c 'import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line); r.pop("llm", None); print(json.dumps(r))' "$work/devset.jsonl" \
   > "$work/devset-nollm.jsonl"
-options=(--also-train "$nlbse" --hash-bits 16 --signal-text-features)
+options=(--also-train "$nlbse" --hash-bits 16 --signal-text-features --title-char-ngrams 4
+         --title-weight 0.75)
 if [ "$cv" = 1 ]; then
   "$bin/issuescope" taxonomy cv --data "$work/devset-nollm.jsonl" --folds 6 "${options[@]}"
 fi
