@@ -1,13 +1,12 @@
 #include "common/grpc_channel.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/ascii.h"
+#include "common/status_macros.h"
+#include "common/tls.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/client_interceptor.h"
 
@@ -46,16 +45,34 @@ class BearerInterceptorFactory : public grpc::experimental::ClientInterceptorFac
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
     const std::string& tls_ca_file, const std::string& flag) {
-  if (tls_ca_file.empty()) return grpc::InsecureChannelCredentials();
-  std::ifstream in(tls_ca_file, std::ios::binary);
-  std::ostringstream pem;
-  pem << in.rdbuf();
-  if (!in || pem.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, " ", tls_ca_file, ": not a readable PEM certificate"));
+  ClientTlsFiles files;
+  files.ca = tls_ca_file;
+  files.ca_flag = flag;
+  return ChannelCredentialsFor(files);
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
+    const ClientTlsFiles& files) {
+  if (files.cert.empty() != files.key.empty()) {
+    const std::string& missing = files.cert.empty() ? files.cert_flag : files.key_flag;
+    return absl::InvalidArgumentError(absl::StrCat(
+        missing, " is missing: a client certificate needs both ", files.cert_flag, " and ",
+        files.key_flag));
+  }
+  if (files.ca.empty()) {
+    if (!files.cert.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(files.cert_flag, " needs ", files.ca_flag, " (a client certificate is "
+                       "only sent over TLS)"));
+    }
+    return grpc::InsecureChannelCredentials();
   }
   grpc::SslCredentialsOptions ssl;
-  ssl.pem_root_certs = pem.str();
+  ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadPemFile(files.ca, files.ca_flag, "CERTIFICATE"));
+  if (!files.cert.empty()) {
+    ASSIGN_OR_RETURN(ssl.pem_cert_chain, ReadPemFile(files.cert, files.cert_flag, "CERTIFICATE"));
+    ASSIGN_OR_RETURN(ssl.pem_private_key, ReadPemFile(files.key, files.key_flag, "PRIVATE KEY"));
+  }
   return grpc::SslCredentials(ssl);
 }
 

@@ -1,6 +1,9 @@
-// Client side of the coordinator's TLS: channel credentials from a PEM root file. Every client of
-// the coordinator (crawler workers, the indexer daemon, the CLI's status and admin commands)
-// builds its channel here, so `--tls-ca FILE` means the same everywhere.
+// Client side of issuescope's TLS: channel credentials from a PEM root file (and, for a server
+// that requires client certificates, the client's own certificate and key). Every gRPC client —
+// of the coordinator (crawler workers, the indexer daemon, the CLI's status and admin commands),
+// of the workers' stores (the indexer, `--store-tls-ca`) and of the search service (the CLI's
+// query commands) — builds its channel here, so `--tls-ca FILE` means the same everywhere. The
+// server side is common/tls.h.
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -20,6 +23,28 @@ namespace issuescope {
 // certificate.
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
     const std::string& tls_ca_file, const std::string& flag = "--tls-ca");
+
+// ClientTlsFiles names the PEM files of a client's TLS and the flags that named them (errors
+// name both: "--store-tls-ca /x.pem: cannot read").
+struct ClientTlsFiles {
+  // CA (or self-signed server certificate) the client trusts; "" talks plaintext. Default: "".
+  std::string ca;
+  // The client's certificate chain and key, presented to servers that require one
+  // (`--tls-client-ca` on the server); both or neither, and only with `ca`. Default: "".
+  std::string cert;
+  std::string key;
+  // The flags naming the three files. Defaults: "--tls-ca", "--tls-cert", "--tls-key".
+  std::string ca_flag = "--tls-ca";
+  std::string cert_flag = "--tls-cert";
+  std::string key_flag = "--tls-key";
+};
+
+// ChannelCredentialsFor returns TLS credentials trusting files.ca and presenting files.cert/key
+// when given, or insecure credentials when files.ca is empty. INVALID_ARGUMENT naming the flag and
+// the file when a file cannot be read or is not PEM of its kind, when only one of cert and key
+// is given, or when they are given without a CA.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
+    const ClientTlsFiles& files);
 
 // CreateCoordinatorChannel is grpc::CreateChannel(address, ChannelCredentialsFor(tls_ca_file)).
 // With a `bearer_token`, every call on the channel carries the metadata "authorization: Bearer

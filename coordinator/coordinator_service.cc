@@ -2,6 +2,7 @@
 
 #include "common/grpc_status.h"
 #include "common/logging.h"
+#include "coordinator/request_validation.h"
 #include "coordinator/security.h"
 
 namespace issuescope::coordinator {
@@ -54,7 +55,12 @@ grpc::Status CoordinatorService::RegisterWorker(grpc::ServerContext* ctx,
                                                 const v1::RegisterWorkerRequest* req,
                                                 v1::RegisterWorkerResponse* resp) {
   if (grpc::Status s = Member(ctx, "RegisterWorker"); !s.ok()) return s;
-  return Serve("RegisterWorker", core_->RegisterWorker(*req), resp);
+  // A worker listening on every interface leaves its store's host to us: the one it calls from.
+  absl::StatusOr<std::string> address = ResolveStoreAddress(req->store_address(), ctx->peer());
+  if (!address.ok()) return ToGrpcStatus(address.status());
+  v1::RegisterWorkerRequest resolved = *req;
+  resolved.set_store_address(*std::move(address));
+  return Serve("RegisterWorker", core_->RegisterWorker(resolved), resp);
 }
 
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,

@@ -37,7 +37,9 @@ class CoordinatorService final : public v1::Coordinator::Service {
       : core_(core), access_(std::move(access)) {}
 
   // Each RPC forwards to the CoordinatorCore method of the same name (see coordinator_core.h
-  // for its semantics) and returns the core's status with the same code.
+  // for its semantics) and returns the core's status with the same code. RegisterWorker first
+  // completes a store address without a host (":PORT") with the host the call came from
+  // (ResolveStoreAddress in request_validation.h).
 
   grpc::Status RegisterWorker(grpc::ServerContext* ctx, const v1::RegisterWorkerRequest* req,
                               v1::RegisterWorkerResponse* resp) override;

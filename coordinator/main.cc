@@ -2,8 +2,8 @@
 // whose state lives in --data. Flags override the [coordinator] table of --config; the config's
 // repositories are added to the catalog at start. --admin-token-env names the environment
 // variable holding the admin token (never a flag value); --tls-cert/--tls-key serve TLS;
-// --metrics-listen serves Prometheus metrics at GET /metrics. Errors: one line on stderr, exit
-// code 2.
+// --metrics-listen serves Prometheus metrics at GET /metrics (over HTTPS with the same
+// certificate when --tls-cert is given). Errors: one line on stderr, exit code 2.
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 
@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/subprocess.h"
+#include "common/tls.h"
 #include "coordinator/catalog_config.h"
 #include "coordinator/coordinator_core.h"
 #include "coordinator/coordinator_service.h"
@@ -133,7 +134,10 @@ int Run(const Flags& flags) {
         "reads) or take its leases. Set --cluster-token-env VAR here and on the workers and the "
         "indexer, or pass --insecure-cluster on a trusted network"));
   }
-  auto credentials = coordinator::MakeServerCredentials(flags.tls_cert, flags.tls_key);
+  ServerTlsFiles tls;
+  tls.cert = flags.tls_cert;
+  tls.key = flags.tls_key;
+  auto credentials = ServerCredentialsFor(tls);
   if (!credentials.ok()) return Fail(std::string(credentials.status().message()));
 
   std::error_code ec;
@@ -178,7 +182,7 @@ int Run(const Flags& flags) {
   }
   MetricsServer metrics(coordinator::CoreMetricsSnapshot(core->get()));
   if (!flags.metrics_listen.empty()) {
-    auto metrics_port = metrics.Start(flags.metrics_listen);
+    auto metrics_port = metrics.Start(flags.metrics_listen, tls);
     absl::Status written =
         metrics_port.ok() ? absl::OkStatus() : metrics_port.status();
     if (written.ok() && !flags.metrics_port_file.empty()) {
@@ -192,7 +196,7 @@ int Run(const Flags& flags) {
   spdlog::info(
       "coordinator serving on port {} ({}, admin calls {}, worker calls {}; data {}, "
       "lease_ttl {}, worker_timeout {})",
-      port, flags.tls_cert.empty() ? "plaintext" : "TLS",
+      port, tls.enabled() ? "TLS" : "plaintext",
       !access.admin_token.empty() ? "need the admin token"
       : access.insecure_admin     ? "open (--insecure-admin)"
                                   : "disabled (no admin token)",
@@ -251,7 +255,8 @@ int main(int argc, char** argv) {
   app.add_option("--tls-key", flags.tls_key, "PEM private key of --tls-cert")
       ->check(CLI::ExistingFile);
   app.add_option("--metrics-listen", flags.metrics_listen,
-                 "HOST:PORT to serve Prometheus metrics on (GET /metrics); port 0 picks one");
+                 "HOST:PORT to serve Prometheus metrics on (GET /metrics; HTTPS with "
+                 "--tls-cert/--tls-key when given); port 0 picks one");
   app.add_option("--metrics-port-file", flags.metrics_port_file,
                  "file to write the bound metrics port to");
   app.add_option("--log-level", flags.log_level, "trace, debug, info, warn, error, off")

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/logging.h"
+#include "common/status_macros.h"
 
 namespace issuescope::coordinator {
 namespace {
@@ -140,22 +141,11 @@ MetricsServer::Snapshot CoreMetricsSnapshot(CoordinatorCore* core) {
   };
 }
 
-MetricsServer::MetricsServer(Snapshot snapshot)
-    : snapshot_(std::move(snapshot)), server_(std::make_unique<httplib::Server>()) {
-  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    absl::StatusOr<std::string> body = snapshot_();
-    if (!body.ok()) {
-      res.status = 500;
-      res.set_content(absl::StrCat(body.status().message(), "\n"), "text/plain");
-      return;
-    }
-    res.set_content(*body, "text/plain; version=0.0.4; charset=utf-8");
-  });
-}
+MetricsServer::MetricsServer(Snapshot snapshot) : snapshot_(std::move(snapshot)) {}
 
 MetricsServer::~MetricsServer() { Stop(); }
 
-absl::StatusOr<int> MetricsServer::Start(const std::string& address) {
+absl::StatusOr<int> MetricsServer::Start(const std::string& address, const ServerTlsFiles& tls) {
   const size_t colon = address.rfind(':');
   int port = -1;
   std::string host = colon == std::string::npos ? "" : address.substr(0, colon);
@@ -167,6 +157,16 @@ absl::StatusOr<int> MetricsServer::Start(const std::string& address) {
     return absl::InvalidArgumentError(
         absl::StrCat("metrics address '", address, "' must be HOST:PORT"));
   }
+  ASSIGN_OR_RETURN(server_, MakeHttpServer(tls));
+  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    absl::StatusOr<std::string> body = snapshot_();
+    if (!body.ok()) {
+      res.status = 500;
+      res.set_content(absl::StrCat(body.status().message(), "\n"), "text/plain");
+      return;
+    }
+    res.set_content(*body, "text/plain; version=0.0.4; charset=utf-8");
+  });
   int bound = port;
   if (port == 0) {
     bound = server_->bind_to_any_port(host);
@@ -179,7 +179,8 @@ absl::StatusOr<int> MetricsServer::Start(const std::string& address) {
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   // Stop only works once the accept loop runs: wait for it (it starts at once).
   while (!server_->is_running()) std::this_thread::yield();
-  spdlog::info("metrics served on http://{}:{}/metrics", host, bound);
+  spdlog::info("metrics served on {}://{}:{}/metrics", tls.enabled() ? "https" : "http", host,
+               bound);
   return bound;
 }
 

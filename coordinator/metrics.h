@@ -1,6 +1,7 @@
 // Prometheus metrics of the coordinator: RenderMetrics turns a status snapshot and the core's
 // counters into the Prometheus text exposition format (version 0.0.4); MetricsServer serves it
-// at GET /metrics over HTTP (cpp-httplib) on its own thread.
+// at GET /metrics over HTTP, or HTTPS when given a certificate (cpp-httplib, common/tls.h), on
+// its own thread.
 //
 // Metrics (all prefixed issuescope_coordinator_):
 //   repositories{phase}            gauge    repositories per phase (pending, crawling, ...)
@@ -26,6 +27,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "common/tls.h"
 #include "coordinator/coordinator_core.h"
 #include "issuescope/v1/coordinator.pb.h"
 
@@ -50,9 +52,10 @@ class MetricsServer {
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
-  // Start listens on `address` ("HOST:PORT", port 0 picks one) and returns the bound port.
-  // INVALID_ARGUMENT for a malformed address, UNAVAILABLE when it cannot listen.
-  absl::StatusOr<int> Start(const std::string& address);
+  // Start listens on `address` ("HOST:PORT", port 0 picks one), serving HTTPS when `tls` names
+  // a certificate, and returns the bound port. INVALID_ARGUMENT for a malformed address or
+  // unusable TLS files (naming their flags), UNAVAILABLE when it cannot listen. Call once.
+  absl::StatusOr<int> Start(const std::string& address, const ServerTlsFiles& tls = {});
   // Stop stops serving and joins the thread. Idempotent.
   void Stop();
 

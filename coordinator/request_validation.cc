@@ -7,6 +7,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "common/host_port.h"
 #include "common/repo_slug.h"
 #include "common/time_util.h"
 #include "common/status_macros.h"
@@ -33,7 +35,59 @@ bool ValidHost(absl::string_view host) {
   return true;
 }
 
+// PercentDecode undoes the URI escapes gRPC writes into peers ("%5B::1%5D"); a malformed
+// escape is left as it is.
+std::string PercentDecode(absl::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    int value = 0;
+    if (text[i] == '%' && i + 2 < text.size() &&
+        absl::SimpleHexAtoi(text.substr(i + 1, 2), &value)) {
+      out.push_back(static_cast<char>(value));
+      i += 2;
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
+}
+
+// IsWildcardStoreAddress says whether a registered store address names no dialable host.
+bool IsWildcardStoreAddress(absl::string_view address) {
+  if (absl::StartsWith(address, "unix:")) return false;
+  absl::StatusOr<HostPort> split = SplitHostPort(address);
+  return split.ok() && IsWildcardHost(split->host);
+}
+
 }  // namespace
+
+absl::StatusOr<std::string> ResolveStoreAddress(absl::string_view address,
+                                                absl::string_view peer) {
+  if (!IsWildcardStoreAddress(address)) return std::string(address);
+  const int port = SplitHostPort(address)->port;
+  if (port < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("store_address '", address,
+                                                   "' has no port (1..65535)"));
+  }
+  const std::string decoded = PercentDecode(peer);
+  absl::string_view rest = decoded;
+  std::string host;
+  if (absl::ConsumePrefix(&rest, "ipv4:") || absl::ConsumePrefix(&rest, "ipv6:")) {
+    absl::StatusOr<HostPort> split = SplitHostPort(rest);
+    if (split.ok()) host = split->host;
+  }
+  absl::string_view mapped = host;
+  if (absl::ConsumePrefix(&mapped, "::ffff:") && absl::StrContains(mapped, '.')) {
+    host = std::string(mapped);
+  }
+  if (IsWildcardHost(host)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "store_address '", address, "' leaves the host to the coordinator, but the call came "
+        "from '", absl::CEscape(peer.substr(0, 200)), "', not over IP: give the worker "
+        "--advertise-address HOST:PORT"));
+  }
+  return JoinHostPort(host, port);
+}
 
 absl::Status ValidateCursor(const v1::Cursor& cursor, absl::Time now, absl::string_view field) {
   const absl::Time limit = now + kCursorSkew;
@@ -66,6 +120,12 @@ absl::Status ValidateWorkerId(absl::string_view id, absl::string_view field) {
 
 absl::Status ValidateStoreAddress(absl::string_view address) {
   if (address.empty() || address == kInProcessStoreAddress) return absl::OkStatus();
+  if (IsWildcardStoreAddress(address)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "store_address '", absl::CEscape(address.substr(0, 200)),
+        "' names no host the indexer can dial (send :PORT over gRPC and the coordinator uses "
+        "the address the worker connects from)"));
+  }
   if (absl::StartsWith(address, "unix:") && address.size() > 5) return absl::OkStatus();
   bool ok = false;
   if (absl::StartsWith(address, "[")) {

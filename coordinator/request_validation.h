@@ -24,8 +24,18 @@ absl::Status ValidateWorkerId(absl::string_view id, absl::string_view field = "w
 inline constexpr char kInProcessStoreAddress[] = "in-process";
 
 // ValidateStoreAddress accepts "" or "in-process" (a worker that serves no store over the
-// network), "host:port", "[ipv6]:port" (port 1..65535) and "unix:/path".
+// network), "host:port", "[ipv6]:port" (port 1..65535) and "unix:/path". A wildcard host
+// ("0.0.0.0", "[::]") is refused: nobody can dial it (ResolveStoreAddress completes those).
 absl::Status ValidateStoreAddress(absl::string_view address);
+
+// ResolveStoreAddress completes the store address a worker registers with. A worker listening
+// on every interface sends ":PORT" (or a wildcard host): the host becomes the one its
+// RegisterWorker call came from, read from gRPC's `peer` ("ipv4:10.0.0.2:54321",
+// "ipv6:[::1]:5", "ipv6:%5B::1%5D:5"; an IPv4-mapped IPv6 address becomes IPv4). Any other
+// address is returned unchanged. INVALID_ARGUMENT, naming the peer, when the call did not come
+// over IP (an in-process or unix-socket call) or the port is not 1..65535.
+absl::StatusOr<std::string> ResolveStoreAddress(absl::string_view address,
+                                                absl::string_view peer);
 
 // kCursorSkew is how far a reported cursor may lie after the coordinator's clock (trackers'
 // clocks differ a little from ours).

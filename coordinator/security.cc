@@ -1,16 +1,12 @@
 #include "coordinator/security.h"
 
-#include <grpcpp/security/server_credentials.h>
-
+#include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "common/status_macros.h"
 
 namespace issuescope::coordinator {
 
@@ -65,36 +61,6 @@ absl::StatusOr<std::string> ReadTokenFromEnv(const std::string& var) {
         absl::StrCat("environment variable ", var, " is unset or empty"));
   }
   return token;
-}
-
-absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  return text.str();
-}
-
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
-    const std::string& cert_file, const std::string& key_file) {
-  if (cert_file.empty() && key_file.empty()) return grpc::InsecureServerCredentials();
-  if (cert_file.empty() || key_file.empty()) {
-    return absl::InvalidArgumentError("TLS needs both --tls-cert and --tls-key");
-  }
-  ASSIGN_OR_RETURN(std::string cert, ReadTextFile(cert_file));
-  ASSIGN_OR_RETURN(std::string key, ReadTextFile(key_file));
-  if (!absl::StrContains(cert, "-----BEGIN CERTIFICATE-----")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("TLS certificate ", cert_file, " is not a PEM certificate"));
-  }
-  if (!absl::StrContains(key, "-----BEGIN") || !absl::StrContains(key, "PRIVATE KEY-----")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("TLS key ", key_file, " is not a PEM private key"));
-  }
-  grpc::SslServerCredentialsOptions options;
-  options.pem_key_cert_pairs.push_back({key, cert});
-  return grpc::SslServerCredentials(options);
 }
 
 }  // namespace issuescope::coordinator

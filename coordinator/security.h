@@ -1,5 +1,5 @@
 // Security of the coordinator's gRPC endpoint: bearer tokens (read from environment variables,
-// compared in constant time) and TLS server credentials from PEM files.
+// compared in constant time). Its TLS credentials come from common/tls.h, as every listener's.
 //
 // Two credentials (CoordinatorService's AccessOptions; docs/SECURITY.md has the threat model):
 // - The admin token: the admin calls that change state — AddRepositories, RemoveRepositories,
@@ -17,10 +17,8 @@
 // Pure functions; thread-safe.
 #pragma once
 
-#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_context.h>
 
-#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -44,14 +42,5 @@ absl::StatusOr<std::string> ReadTokenFromEnv(const std::string& var);
 // IsLoopbackListenAddress says whether the host of a gRPC listen address ("HOST:PORT",
 // "[V6]:PORT") is a loopback address or "localhost".
 bool IsLoopbackListenAddress(absl::string_view address);
-
-// ReadTextFile returns the contents of `path`; NOT_FOUND naming the file when unreadable.
-absl::StatusOr<std::string> ReadTextFile(const std::string& path);
-
-// MakeServerCredentials returns TLS credentials for the PEM certificate chain `cert_file` and
-// private key `key_file`, or insecure credentials when both are empty. INVALID_ARGUMENT when
-// only one is given or a file is not PEM; NOT_FOUND when a file cannot be read.
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
-    const std::string& cert_file, const std::string& key_file);
 
 }  // namespace issuescope::coordinator

@@ -6,7 +6,11 @@
 // flags or an unusable data directory: one line on stderr, exit code 2.
 //
 // --tls-ca FILE talks to the coordinator over TLS, trusting that PEM CA (or self-signed
-// certificate); without it the coordinator channel is plaintext.
+// certificate); without it the coordinator channel is plaintext. --tls-cert/--tls-key serve the
+// store over TLS (--tls-client-ca: only to clients with a certificate that CA signed).
+// --advertise-address HOST:PORT is the store address registered with the coordinator (what the
+// indexer dials); by default the --listen host with the bound port, or for a wildcard listen
+// host just ":PORT", completed by the coordinator with the host the worker connects from.
 //
 // Trackers: --github-api/--gitlab-api/--gitee-api set the API base URL used for repositories
 // whose catalog entry names none; --token-env names the environment variable of the token for
@@ -34,6 +38,7 @@
 #include "common/logging.h"
 #include "common/repo_slug.h"
 #include "common/subprocess.h"
+#include "common/tls.h"
 #include "crawler/curl_transport.h"
 #include "crawler/issue_store.h"
 #include "crawler/store_service.h"
@@ -93,7 +98,8 @@ int main(int argc, char** argv) {
   int64_t gitee_budget = 0;
   int secondary_backoff_s = 60;
   int drain_timeout_s = 30;
-  std::string tls_ca, cluster_token_env;
+  std::string tls_ca, cluster_token_env, advertise_address;
+  ServerTlsFiles store_tls;
   app.add_option("--id", id, "worker id ([A-Za-z0-9._-]{1,64})");
   app.add_option("--listen", listen,
                  "host:port to serve the IssueStore on (port 0 picks a free one; a second "
@@ -135,6 +141,15 @@ int main(int argc, char** argv) {
                  "PEM file of the CA (or self-signed certificate) of a TLS coordinator");
   app.add_option("--cluster-token-env", cluster_token_env,
                  "environment variable holding the coordinator's cluster token");
+  app.add_option("--tls-cert", store_tls.cert,
+                 "PEM certificate chain: serve the store over TLS (with --tls-key)");
+  app.add_option("--tls-key", store_tls.key, "PEM private key of --tls-cert");
+  app.add_option("--tls-client-ca", store_tls.client_ca,
+                 "PEM CA: serve the store only to clients presenting a certificate it signed");
+  app.add_option("--advertise-address", advertise_address,
+                 "HOST:PORT the indexer dials for this store (default: the --listen host and "
+                 "bound port; for 0.0.0.0/[::] the host the coordinator sees the worker call "
+                 "from)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off");
   try {
     app.parse(argc, argv);
@@ -167,6 +182,11 @@ int main(int argc, char** argv) {
     return Fail(absl::StrCat("--drain-timeout-s must be between 0 and 3600, got ",
                              drain_timeout_s));
   }
+  auto store_credentials = ServerCredentialsFor(store_tls);
+  if (!store_credentials.ok()) return Fail(std::string(store_credentials.status().message()));
+  // Bad --advertise-address or --listen values fail before anything starts.
+  auto checked_address = crawler::StoreAddressToAdvertise(listen, 1, advertise_address);
+  if (!checked_address.ok()) return Fail(std::string(checked_address.status().message()));
   auto cluster_token = TokenFromEnvironment(cluster_token_env, "--cluster-token-env");
   if (!cluster_token.ok()) return Fail(std::string(cluster_token.status().message()));
   auto channel = CreateCoordinatorChannel(coordinator, tls_ca, "--tls-ca", *cluster_token);
@@ -219,7 +239,7 @@ int main(int argc, char** argv) {
   StandardServices standard({v1::IssueStore::service_full_name()});
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(listen, *store_credentials, &port);
   builder.RegisterService(&store_service);
   standard.Register(&builder);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -229,9 +249,13 @@ int main(int argc, char** argv) {
     absl::Status s = WritePortFile(port_file, port);
     if (!s.ok()) return Fail(absl::StrCat("cannot write --port-file: ", s.ToString()));
   }
-  options.store_address = absl::StrCat("127.0.0.1:", port);
-  spdlog::info("worker {} serving store {} on port {}; coordinator {}", id,
-               (*store)->store_id(), port, coordinator);
+  auto store_address = crawler::StoreAddressToAdvertise(listen, port, advertise_address);
+  if (!store_address.ok()) return Fail(std::string(store_address.status().message()));
+  options.store_address = *std::move(store_address);
+  spdlog::info("worker {} serving store {} on port {} ({}{}), advertised as {}; coordinator {}",
+               id, (*store)->store_id(), port, store_tls.enabled() ? "TLS" : "plaintext",
+               store_tls.client_ca.empty() ? "" : ", client certificates required",
+               options.store_address, coordinator);
 
   crawler::CurlTransportOptions transport_options;
   transport_options.request_timeout = absl::Seconds(request_timeout_s);

@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
+#include "common/host_port.h"
 #include "common/logging.h"
 #include "common/repo_slug.h"
 #include "common/time_util.h"
@@ -458,6 +460,26 @@ void CrawlerWorker::ReapFinished() {
   for (auto& crawl : done) {
     if (crawl->thread.joinable()) crawl->thread.join();
   }
+}
+
+absl::StatusOr<std::string> StoreAddressToAdvertise(absl::string_view listen, int port,
+                                                    absl::string_view advertise) {
+  if (!advertise.empty()) {
+    absl::StatusOr<HostPort> split = SplitHostPort(advertise);
+    if (!split.ok() || IsWildcardHost(split->host) || split->port < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--advertise-address '", advertise,
+          "' must be HOST:PORT (or [IPV6]:PORT) with a host others can dial and a port 1..65535"));
+    }
+    return std::string(advertise);
+  }
+  if (absl::StartsWith(listen, "unix:")) return std::string(listen);
+  absl::StatusOr<HostPort> split = SplitHostPort(listen);
+  if (!split.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--listen: ", split.status().message()));
+  }
+  if (IsWildcardHost(split->host)) return absl::StrCat(":", port);
+  return JoinHostPort(split->host, port);
 }
 
 }  // namespace issuescope::crawler

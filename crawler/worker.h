@@ -34,6 +34,8 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "crawler/http_transport.h"
@@ -50,8 +52,9 @@ struct WorkerOptions {
   std::string worker_id = "worker-0";
   // host:port of the coordinator (informational; the channel is passed in). Default: empty.
   std::string coordinator_address;
-  // host:port where this worker serves its IssueStore, as advertised to the coordinator.
-  // Default: empty.
+  // host:port where this worker serves its IssueStore, as advertised to the coordinator
+  // (StoreAddressToAdvertise); ":PORT" lets the coordinator fill in the host the worker calls
+  // from. Default: empty.
   std::string store_address;
   // Leases crawled at once. Default: 2.
   int capacity = 2;
@@ -72,6 +75,15 @@ struct WorkerOptions {
   // How long Leave lets running crawls finish before cancelling them. Default: 30 s.
   absl::Duration drain_timeout = absl::Seconds(30);
 };
+
+// StoreAddressToAdvertise returns the store address a worker registers with (what the indexer
+// dials): `advertise` (--advertise-address) when given, which must be HOST:PORT with a real
+// host and port; else the host of `listen` with the bound `port` ("10.0.0.5:50052",
+// "[fd00::5]:50052"); for a wildcard listen host ("0.0.0.0", "[::]", "") just ":PORT", which the
+// coordinator completes with the host the worker connects from. A "unix:" listen address is
+// advertised as it is. INVALID_ARGUMENT naming --advertise-address or --listen otherwise.
+absl::StatusOr<std::string> StoreAddressToAdvertise(absl::string_view listen, int port,
+                                                    absl::string_view advertise);
 
 // CrawlerWorker: see the file comment.
 class CrawlerWorker {

@@ -7,6 +7,9 @@ PACKAGES=(
   librocksdb-dev libxapian-dev xapian-tools libabsl-dev libgtest-dev libgmock-dev libre2-dev
   libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libtomlplusplus-dev
   libspdlog-dev libfmt-dev libzstd-dev zlib1g-dev
+  # TLS: OpenSSL headers (common/tls.cc checks keys against certificates; cpp-httplib's HTTPS)
+  # and the openssl command the TLS tests make their certificates with.
+  libssl-dev openssl
   # Benchmarks (peak RSS, SQLite FTS5 baseline), the browser test and the example clients.
   time sqlite3 libsqlite3-dev xapian-omega chromium chromium-driver python3-grpcio python3-grpc-tools python3-protobuf
   # The relevance benchmark (tests/relevance): Xapian's stock BM25 as a peer.

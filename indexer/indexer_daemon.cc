@@ -49,6 +49,9 @@ absl::Status IndexerDaemon::Start() {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (auto credentials = StoreCredentialsLocked(); !credentials.ok()) {
+      return credentials.status();
+    }
     if (stopping_) return absl::FailedPreconditionError("indexer daemon was stopped");
     if (thread_.joinable()) return absl::FailedPreconditionError("indexer daemon already started");
     for (const std::string& address : options_.store_addresses) {
@@ -76,12 +79,22 @@ void IndexerDaemon::Stop() {
   for (auto& [key, follower] : followers) follower->Stop();
 }
 
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>
+IndexerDaemon::StoreCredentialsLocked() {
+  if (store_credentials_ == nullptr) {
+    auto credentials = ChannelCredentialsFor(options_.store_tls);
+    if (!credentials.ok()) return credentials.status();
+    store_credentials_ = *std::move(credentials);
+  }
+  return store_credentials_;
+}
+
 void IndexerDaemon::StartFollowerLocked(const Key& key) {
   // A change event carries an issue with all its comments; one long thread can exceed gRPC's
   // default 4 MB message limit, and a refused batch would be re-sent forever.
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
-  auto channel = grpc::CreateCustomChannel(key.first, grpc::InsecureChannelCredentials(), args);
+  auto channel = grpc::CreateCustomChannel(key.first, store_credentials_, args);
   auto follower = std::make_unique<FeedFollower>(key.first, std::move(channel), key.second,
                                                  writer_, clock_, options_.follower);
   follower->Start();
@@ -100,6 +113,9 @@ absl::Status IndexerDaemon::PollOnce() {
                                             options_.coordinator_token);
       if (!channel.ok()) return channel.status();
       coordinator_ = v1::Coordinator::NewStub(*channel);
+    }
+    if (auto credentials = StoreCredentialsLocked(); !credentials.ok()) {
+      return credentials.status();
     }
   }
   grpc::ClientContext context;

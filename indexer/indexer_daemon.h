@@ -6,7 +6,8 @@
 // longer listed (a worker removed, moved to another address, or re-registered with a wiped
 // store) have theirs stopped. Workers not alive are still followed: their stores may come back
 // with events not yet indexed. The background thread also commits the writer's pending group
-// when due (IndexWriter::FlushIfDue).
+// when due (IndexWriter::FlushIfDue). Every store is dialled with the options' store TLS
+// (plaintext, or TLS trusting --store-tls-ca).
 //
 // Ownership: the writer and clock are not owned and must outlive the daemon. Thread-safety:
 // every method may be called from any thread.
@@ -25,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/grpc_channel.h"
 #include "indexer/feed_follower.h"
 #include "indexer/index_writer.h"
 #include "issuescope/v1/coordinator.grpc.pb.h"
@@ -37,12 +39,17 @@ struct IndexerDaemonOptions {
   // and store_addresses must be given. Default: "".
   std::string coordinator_address;
   // PEM file of the CA (or self-signed certificate) of a TLS coordinator; "" talks plaintext.
-  // The store channels stay plaintext. Default: "".
+  // Default: "".
   std::string coordinator_tls_ca;
   // Cluster token sent to the coordinator (coordinator/security.h); "": none. Never logged.
   std::string coordinator_token;
   // host:port of each store to follow (static mode). Default: empty.
   std::vector<std::string> store_addresses;
+  // TLS of every store channel (common/grpc_channel.h): with a CA, every store is dialled over
+  // TLS trusting it (and presented the client certificate, when one is given, for stores that
+  // require one). Default: no CA (plaintext); flags --store-tls-ca, --store-tls-cert,
+  // --store-tls-key.
+  ClientTlsFiles store_tls = {"", "", "", "--store-tls-ca", "--store-tls-cert", "--store-tls-key"};
   // How often to poll the coordinator (and check the writer's commit delay). Default: 1 s.
   absl::Duration poll_interval = absl::Seconds(1);
   // Deadline of each GetStatus call. Default: 5 s.
@@ -60,8 +67,9 @@ class IndexerDaemon {
   IndexerDaemon(const IndexerDaemon&) = delete;
   IndexerDaemon& operator=(const IndexerDaemon&) = delete;
 
-  // Start checks the options (INVALID_ARGUMENT naming what is wrong), starts the static
-  // followers, and the background thread (discovery and commit checks). Call once.
+  // Start checks the options (INVALID_ARGUMENT naming what is wrong, e.g. an unreadable
+  // --store-tls-ca file), starts the static followers, and the background thread (discovery
+  // and commit checks). Call once.
   absl::Status Start();
   // Stop stops the background thread and every follower, and joins them. Idempotent. It does
   // not flush the writer.
@@ -77,6 +85,8 @@ class IndexerDaemon {
   using Key = std::pair<std::string, std::string>;
 
   void Run();
+  // StoreCredentialsLocked returns the credentials of the store channels, made on first use.
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> StoreCredentialsLocked();
   // StartFollowerLocked creates and starts the follower of a store.
   void StartFollowerLocked(const Key& key);
 
@@ -84,6 +94,7 @@ class IndexerDaemon {
   Clock* const clock_;
   const IndexerDaemonOptions options_;
   std::unique_ptr<v1::Coordinator::Stub> coordinator_;
+  std::shared_ptr<grpc::ChannelCredentials> store_credentials_;  // guarded by mu_
 
   std::atomic<bool> stopping_{false};
   std::thread thread_;

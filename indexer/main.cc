@@ -2,10 +2,13 @@
 // issue with the taxonomy classifier.
 //
 //   issuescope-indexer --index DIR (--coordinator HOST:PORT [--tls-ca FILE] | --store HOST:PORT ...)
+//                      [--store-tls-ca FILE [--store-tls-cert FILE --store-tls-key FILE]]
 //                      [--shards N] [--taxonomy FILE] [--model FILE] [--no-tags]
 //                      [--batch-size N] [--commit-every N] [--commit-interval-ms MS]
 //                      [--retag-batch N] [--stats-interval S] [--log-level info]
 //
+// --store-tls-ca dials every store over TLS, trusting that CA; --store-tls-cert/--store-tls-key
+// is the client certificate for stores that require one (their --tls-client-ca).
 // --shards N > 1 writes a sharded index (DIR/shard-NNN + DIR/issuescope.stub, one writer thread
 // per shard). Tags come from the taxonomy compiled into the binary unless --taxonomy/--model
 // name files; when the index's recorded tagger fingerprint differs, every stored document is
@@ -102,6 +105,13 @@ int main(int argc, char** argv) {
   app.add_option("--tls-ca", tls_ca,
                  "PEM file of the CA (or self-signed certificate) of a TLS coordinator")
       ->needs(coordinator_opt);
+  issuescope::indexer::IndexerDaemonOptions daemon_options;
+  issuescope::ClientTlsFiles& store_tls = daemon_options.store_tls;
+  app.add_option("--store-tls-ca", store_tls.ca,
+                 "PEM CA (or self-signed certificate) of the stores: dial every store over TLS");
+  app.add_option("--store-tls-cert", store_tls.cert,
+                 "PEM certificate chain presented to stores that require a client certificate");
+  app.add_option("--store-tls-key", store_tls.key, "PEM private key of --store-tls-cert");
   app.add_option("--commit-every", commit_every,
                  "group commits of up to N events (0: commit every batch)")
       ->check(CLI::NonNegativeNumber);
@@ -138,6 +148,9 @@ int main(int argc, char** argv) {
   }
   if (coordinator.empty() && stores.empty()) {
     return Fail("give --coordinator HOST:PORT or at least one --store HOST:PORT");
+  }
+  if (auto credentials = issuescope::ChannelCredentialsFor(store_tls); !credentials.ok()) {
+    return Fail(std::string(credentials.status().message()));
   }
 
   issuescope::InitLogging("indexer", log_level);
@@ -186,7 +199,6 @@ int main(int argc, char** argv) {
     return Fail(std::string(marked.message()));
   }
 
-  issuescope::indexer::IndexerDaemonOptions daemon_options;
   daemon_options.coordinator_address = coordinator;
   daemon_options.coordinator_tls_ca = tls_ca;
   {
@@ -200,9 +212,11 @@ int main(int argc, char** argv) {
   if (absl::Status started = daemon.Start(); !started.ok()) {
     return Fail(std::string(started.message()));
   }
-  spdlog::info("indexing into {} ({} shard{}) from {}", index_dir, shards, shards == 1 ? "" : "s",
+  spdlog::info("indexing into {} ({} shard{}) from {}; stores over {}", index_dir, shards,
+               shards == 1 ? "" : "s",
                coordinator.empty() ? absl::StrCat("stores ", absl::StrJoin(stores, ", "))
-                                   : absl::StrCat("coordinator ", coordinator));
+                                   : absl::StrCat("coordinator ", coordinator),
+               store_tls.ca.empty() ? "plaintext" : "TLS");
 
   const timespec interval{stats_interval_s, 0};
   while (true) {

@@ -10,6 +10,9 @@
 // cores one search may use while other handles are idle.
 // With --http-listen it also serves the same API over HTTP/JSON and the web page (docs/WEB.md)
 // through the server's in-process channel; --http-port-file receives that port.
+// --tls-cert/--tls-key serve gRPC over TLS and HTTP as HTTPS (--http-tls-cert/--http-tls-key
+// give the HTTP listener a certificate of its own); --tls-client-ca serves both only to clients
+// presenting a certificate that CA signed.
 // Starts even when the index does not exist yet (queries answer UNAVAILABLE "index not built
 // yet" until it appears). Writes the bound port to --port-file (temp file + rename), serves
 // health checking and reflection, and shuts down cleanly on SIGTERM or SIGINT. Errors: one
@@ -29,6 +32,7 @@
 #include "common/index_schema.h"
 #include "common/logging.h"
 #include "common/subprocess.h"
+#include "common/tls.h"
 #include "search/search_service.h"
 #include "search/searcher.h"
 #include "search/web/http_gateway.h"
@@ -83,6 +87,19 @@ int main(int argc, char** argv) {
                  "off by default");
   app.add_option("--http-port-file", http_port_file, "file to write the bound HTTP port to");
   issuescope::search::web::HttpGatewayOptions http_options;
+  issuescope::ServerTlsFiles tls;
+  app.add_option("--tls-cert", tls.cert,
+                 "PEM certificate chain: serve gRPC over TLS, and HTTP as HTTPS (with --tls-key)");
+  app.add_option("--tls-key", tls.key, "PEM private key of --tls-cert");
+  app.add_option("--tls-client-ca", tls.client_ca,
+                 "PEM CA: serve gRPC and HTTP only to clients presenting a certificate it signed");
+  issuescope::ServerTlsFiles& http_tls = http_options.tls;
+  http_tls.cert_flag = "--http-tls-cert";
+  http_tls.key_flag = "--http-tls-key";
+  app.add_option("--http-tls-cert", http_tls.cert,
+                 "PEM certificate chain of the HTTP listener (default: --tls-cert)");
+  app.add_option("--http-tls-key", http_tls.key,
+                 "PEM private key of --http-tls-cert (default: --tls-key)");
   app.add_option("--http-cors-origin", http_options.cors_origin,
                  "let pages of this origin (https://host[:port], or * for any) call the HTTP "
                  "API from a browser (CORS); off by default");
@@ -130,6 +147,24 @@ int main(int argc, char** argv) {
     http_address = *parsed;
   } else if (!http_port_file.empty()) {
     return Fail("--http-port-file needs --http-listen");
+  } else if (http_tls.enabled()) {
+    return Fail("--http-tls-cert and --http-tls-key need --http-listen");
+  }
+  auto credentials = issuescope::ServerCredentialsFor(tls);
+  if (!credentials.ok()) return Fail(std::string(credentials.status().message()));
+  // The HTTP listener serves the same API: it takes the gRPC certificate unless it has its own,
+  // and always the client CA, so HTTP is no way around either.
+  if (!http_tls.enabled()) {
+    http_tls.cert = tls.cert;
+    http_tls.key = tls.key;
+    http_tls.cert_flag = tls.cert_flag;
+    http_tls.key_flag = tls.key_flag;
+  }
+  http_tls.client_ca = tls.client_ca;
+  if (!http_listen.empty()) {
+    if (absl::Status s = issuescope::CheckServerTlsFiles(http_tls); !s.ok()) {
+      return Fail(std::string(s.message()));
+    }
   }
 
   // Block the shutdown signals in every thread (gRPC's inherit the mask); main waits for them.
@@ -147,7 +182,7 @@ int main(int argc, char** argv) {
   issuescope::StandardServices standard({issuescope::v1::Search::service_full_name()});
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(listen, *credentials, &port);
   builder.RegisterService(&service);
   standard.Register(&builder);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -160,7 +195,9 @@ int main(int argc, char** argv) {
       return Fail(std::string(s.message()));
     }
   }
-  spdlog::info("serving issuescope.v1.Search on port {} over index {}", port, index_dir);
+  spdlog::info("serving issuescope.v1.Search on port {} ({}{}) over index {}", port,
+               tls.enabled() ? "TLS" : "plaintext",
+               tls.client_ca.empty() ? "" : ", client certificates required", index_dir);
 
   // The HTTP gateway calls the service in-process, so HTTP and gRPC behave identically.
   std::unique_ptr<issuescope::search::web::HttpGateway> gateway;

@@ -75,10 +75,10 @@ absl::Status RunExport(const ExportCommandOptions& options) {
     RETURN_IF_ERROR(searcher->Export(request, write));
     return out->Close();
   }
+  ASSIGN_OR_RETURN(std::unique_ptr<v1::Search::Stub> stub, ConnectSearch(options.target));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + kExportDeadline);
-  std::unique_ptr<grpc::ClientReader<v1::SearchHit>> reader =
-      ConnectSearch(options.target.server)->Export(&context, request);
+  std::unique_ptr<grpc::ClientReader<v1::SearchHit>> reader = stub->Export(&context, request);
   v1::SearchHit hit;
   while (reader->Read(&hit)) {
     if (absl::Status s = write(hit); !s.ok()) {

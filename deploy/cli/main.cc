@@ -20,6 +20,15 @@
 
 namespace {
 
+// AddSearchTlsFlags adds the TLS flags of a command that reaches a search service (--server).
+void AddSearchTlsFlags(CLI::App* command, issuescope::ClientTlsFiles* tls) {
+  command->add_option("--tls-ca", tls->ca,
+                      "PEM CA (or self-signed certificate) of a TLS search service (--server)");
+  command->add_option("--tls-cert", tls->cert,
+                      "PEM client certificate, for a search service that requires one");
+  command->add_option("--tls-key", tls->key, "PEM private key of --tls-cert");
+}
+
 int Finish(const absl::Status& status) {
   if (status.ok()) return 0;
   std::fprintf(stderr, "issuescope: %s\n", std::string(status.message()).c_str());
@@ -81,6 +90,7 @@ int main(int argc, char** argv) {
       ->required();
   search_cmd->add_option("--data", search.target.data_dir, "data directory of `crawl`");
   search_cmd->add_option("--server", search.target.server, "search service HOST:PORT");
+  AddSearchTlsFlags(search_cmd, &search.target.tls);
   search_cmd->add_option("--limit", search.limit, "hits to print")->capture_default_str();
   search_cmd->add_flag("--json", search.json, "one JSON object per hit per line");
   search_cmd->add_flag("--explain", search.explain,
@@ -97,6 +107,7 @@ int main(int argc, char** argv) {
   export_cmd->add_option("query", export_options.query, "query (empty: every issue)");
   export_cmd->add_option("--data", export_options.target.data_dir, "data directory of `crawl`");
   export_cmd->add_option("--server", export_options.target.server, "search service HOST:PORT");
+  AddSearchTlsFlags(export_cmd, &export_options.target.tls);
   export_cmd->add_option("--format", export_options.format, "jsonl or csv")
       ->capture_default_str()->check(CLI::IsMember({"jsonl", "csv"}));
   export_cmd->add_option("--out", export_options.out, "file to write (default: stdout)");
@@ -116,12 +127,14 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::IsMember({"markdown", "csv"}));
   table_cmd->add_option("--data", table.target.data_dir, "data directory of `crawl`");
   table_cmd->add_option("--server", table.target.server, "search service HOST:PORT");
+  AddSearchTlsFlags(table_cmd, &table.target.tls);
 
   issuescope::cli::ShowCommandOptions show;
   auto* show_cmd = app.add_subcommand("show", "show one issue with its comments");
   show_cmd->add_option("issue", show.issue, "OWNER/NAME#N or github:OWNER/NAME#N")->required();
   show_cmd->add_option("--data", show.target.data_dir, "data directory of `crawl`");
   show_cmd->add_option("--server", show.target.server, "search service HOST:PORT");
+  AddSearchTlsFlags(show_cmd, &show.target.tls);
   show_cmd->add_flag("--json", show.json, "print JSON");
 
   issuescope::cli::UpCommandOptions up;
@@ -301,6 +314,7 @@ int main(int argc, char** argv) {
   study_sample_cmd->add_option("query", study_sample.query, "query (empty: every issue)");
   study_sample_cmd->add_option("--data", study_sample.target.data_dir, "data directory of `crawl`");
   study_sample_cmd->add_option("--server", study_sample.target.server, "search service HOST:PORT");
+  AddSearchTlsFlags(study_sample_cmd, &study_sample.target.tls);
   study_sample_cmd->add_option("--out", study_sample.out, "study directory to create")->required();
   study_sample_cmd->add_option("--size", study_sample.size,
                                "sample size (default: from --confidence and --margin)");
@@ -328,6 +342,7 @@ int main(int argc, char** argv) {
                                "data directory (default: the sample's)");
   study_export_cmd->add_option("--server", study_export.target.server,
                                "search service HOST:PORT (default: the sample's)");
+  AddSearchTlsFlags(study_export_cmd, &study_export.target.tls);
   issuescope::cli::StudyImportOptions study_import;
   auto* study_import_cmd = study_cmd->add_subcommand(
       "import", "check annotators' label files against the taxonomy and store them");

@@ -47,6 +47,10 @@ absl::Status CheckQueryTarget(const QueryTarget& t) {
   if (t.data_dir.empty() == t.server.empty()) {
     return absl::InvalidArgumentError("give exactly one of --data DIR or --server HOST:PORT");
   }
+  if (!t.data_dir.empty() && (!t.tls.ca.empty() || !t.tls.cert.empty())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(t.tls.ca.empty() ? t.tls.cert_flag : t.tls.ca_flag, " needs --server"));
+  }
   if (!t.data_dir.empty() && !std::filesystem::exists(t.data_dir + "/index")) {
     return absl::NotFoundError(absl::StrCat("no index in ", t.data_dir,
                                             " (run `issuescope crawl ... --data ", t.data_dir,
@@ -55,8 +59,10 @@ absl::Status CheckQueryTarget(const QueryTarget& t) {
   return absl::OkStatus();
 }
 
-std::unique_ptr<v1::Search::Stub> ConnectSearch(const std::string& server) {
-  return v1::Search::NewStub(grpc::CreateChannel(server, grpc::InsecureChannelCredentials()));
+absl::StatusOr<std::unique_ptr<v1::Search::Stub>> ConnectSearch(const QueryTarget& target) {
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> credentials,
+                   ChannelCredentialsFor(target.tls));
+  return v1::Search::NewStub(grpc::CreateChannel(target.server, credentials));
 }
 
 namespace {
@@ -73,7 +79,8 @@ absl::StatusOr<v1::IssueWithComments> GetIssueVia(const QueryTarget& target,
   v1::IssueWithComments out;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  RETURN_IF_ERROR(FromGrpcStatus(ConnectSearch(target.server)->GetIssue(&ctx, req, &out)));
+  ASSIGN_OR_RETURN(std::unique_ptr<v1::Search::Stub> stub, ConnectSearch(target));
+  RETURN_IF_ERROR(FromGrpcStatus(stub->GetIssue(&ctx, req, &out)));
   return out;
 }
 
@@ -89,7 +96,8 @@ absl::StatusOr<v1::SearchResponse> SearchVia(const QueryTarget& target,
   v1::SearchResponse out;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  RETURN_IF_ERROR(FromGrpcStatus(ConnectSearch(target.server)->Search(&ctx, request, &out)));
+  ASSIGN_OR_RETURN(std::unique_ptr<v1::Search::Stub> stub, ConnectSearch(target));
+  RETURN_IF_ERROR(FromGrpcStatus(stub->Search(&ctx, request, &out)));
   return out;
 }
 

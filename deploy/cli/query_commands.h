@@ -10,17 +10,21 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/grpc_channel.h"
 #include "issuescope/v1/search.grpc.pb.h"
 #include "issuescope/v1/search.pb.h"
 
 namespace issuescope::cli {
 
-// QueryTarget is where queries go: exactly one of the two fields is set.
+// QueryTarget is where queries go: exactly one of data_dir and server is set.
 struct QueryTarget {
   // Data directory of `issuescope crawl` (its index is DIR/index); or
   std::string data_dir;
   // address of a search service.
   std::string server;
+  // TLS to the search service (--tls-ca, and --tls-cert/--tls-key for a service that requires
+  // client certificates); plaintext without a CA.
+  ClientTlsFiles tls;
 };
 
 // SearchCommandOptions are the flags of `issuescope search`.
@@ -55,12 +59,13 @@ absl::Status RunShow(const ShowCommandOptions& options);
 absl::StatusOr<v1::SearchResponse> SearchVia(const QueryTarget& target,
                                              const v1::SearchRequest& request);
 
-// CheckQueryTarget checks that exactly one of --data/--server is given and that a data
-// directory has an index.
+// CheckQueryTarget checks that exactly one of --data/--server is given, that TLS files come
+// only with --server, and that a data directory has an index.
 absl::Status CheckQueryTarget(const QueryTarget& target);
 
-// ConnectSearch makes a stub of the search service at `server` (HOST:PORT).
-std::unique_ptr<v1::Search::Stub> ConnectSearch(const std::string& server);
+// ConnectSearch makes a stub of the search service at target.server (HOST:PORT), over TLS when
+// target.tls names a CA. INVALID_ARGUMENT naming the flag and file when a TLS file is unusable.
+absl::StatusOr<std::unique_ptr<v1::Search::Stub>> ConnectSearch(const QueryTarget& target);
 
 // LocalIndexPath is the index directory of a data directory.
 std::string LocalIndexPath(const QueryTarget& target);

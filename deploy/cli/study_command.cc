@@ -45,9 +45,10 @@ class IndexSource {
     v1::ExportRequest request;
     request.set_query(query);
     if (searcher_ != nullptr) return searcher_->Export(request, sink);
+    ASSIGN_OR_RETURN(std::unique_ptr<v1::Search::Stub> stub, ConnectSearch(target_));
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kStreamDeadline);
-    auto reader = ConnectSearch(target_.server)->Export(&context, request);
+    auto reader = stub->Export(&context, request);
     v1::SearchHit hit;
     while (reader->Read(&hit)) {
       if (absl::Status s = sink(hit); !s.ok()) {
@@ -67,7 +68,8 @@ class IndexSource {
     v1::IssueWithComments out;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-    RETURN_IF_ERROR(FromGrpcStatus(ConnectSearch(target_.server)->GetIssue(&context, request, &out)));
+    ASSIGN_OR_RETURN(std::unique_ptr<v1::Search::Stub> stub, ConnectSearch(target_));
+    RETURN_IF_ERROR(FromGrpcStatus(stub->GetIssue(&context, request, &out)));
     return out;
   }
 
@@ -76,8 +78,9 @@ class IndexSource {
     v1::IndexStatus out;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-    RETURN_IF_ERROR(FromGrpcStatus(
-        ConnectSearch(target_.server)->GetIndexStatus(&context, v1::GetIndexStatusRequest(), &out)));
+    ASSIGN_OR_RETURN(std::unique_ptr<v1::Search::Stub> stub, ConnectSearch(target_));
+    RETURN_IF_ERROR(
+        FromGrpcStatus(stub->GetIndexStatus(&context, v1::GetIndexStatusRequest(), &out)));
     return out;
   }
 

@@ -39,7 +39,8 @@ absl::StatusOr<v1::AggregateResponse> AggregateVia(const QueryTarget& target,
   v1::AggregateResponse out;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
-  RETURN_IF_ERROR(FromGrpcStatus(ConnectSearch(target.server)->Aggregate(&ctx, request, &out)));
+  ASSIGN_OR_RETURN(std::unique_ptr<v1::Search::Stub> stub, ConnectSearch(target));
+  RETURN_IF_ERROR(FromGrpcStatus(stub->Aggregate(&ctx, request, &out)));
   return out;
 }
 

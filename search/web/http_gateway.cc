@@ -119,14 +119,14 @@ HttpGateway::HttpGateway(std::shared_ptr<grpc::ChannelInterface> channel,
                          HttpGatewayOptions options)
     : options_(options),
       stub_(v1::Search::NewStub(std::move(channel))),
-      server_(std::make_unique<httplib::Server>()),
-      stopping_(std::make_shared<std::atomic<bool>>(false)) {
-  RegisterRoutes();
-}
+      stopping_(std::make_shared<std::atomic<bool>>(false)) {}
 
 HttpGateway::~HttpGateway() { Stop(); }
 
 absl::Status HttpGateway::Start(const std::string& host, int port) {
+  if (server_ != nullptr) return absl::FailedPreconditionError("HTTP gateway already started");
+  ASSIGN_OR_RETURN(server_, MakeHttpServer(options_.tls));
+  RegisterRoutes();
   if (port == 0) {
     port_ = server_->bind_to_any_port(host);
   } else {
@@ -138,7 +138,8 @@ absl::Status HttpGateway::Start(const std::string& host, int port) {
   }
   httplib::Server* server = server_.get();
   thread_ = std::thread([server] { server->listen_after_bind(); });
-  spdlog::info("serving HTTP/JSON and the web page on http://{}:{}/", host, port_);
+  spdlog::info("serving HTTP/JSON and the web page on {}://{}:{}/",
+               options_.tls.enabled() ? "https" : "http", host, port_);
   return absl::OkStatus();
 }
 

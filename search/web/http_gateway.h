@@ -1,5 +1,6 @@
 // HttpGateway serves the issuescope.v1.Search API over HTTP/JSON (protobuf's JSON mapping of
-// the same messages) plus the embedded web page, for curl, scripts and browsers. It calls the
+// the same messages) plus the embedded web page, for curl, scripts and browsers; over HTTPS
+// when its options name a certificate. It calls the
 // gRPC service through a channel — in issuescope-search the server's in-process channel — with
 // the generated stub, so HTTP and gRPC answer identically (same validation, same errors).
 //
@@ -25,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/tls.h"
 #include "issuescope/v1/search.grpc.pb.h"
 
 namespace httplib {
@@ -50,6 +52,9 @@ struct HttpGatewayOptions {
   // ("https://dash.example.org") may call the API from a browser; "*" allows every origin.
   // Preflight OPTIONS requests are answered. Default: "" (same origin only; no CORS headers).
   std::string cors_origin;
+  // TLS: with a certificate the gateway serves HTTPS only (and with a client CA, only to
+  // clients presenting a certificate it signed); common/tls.h. Default: none (plain HTTP).
+  ServerTlsFiles tls;
 };
 
 // ParseHostPort splits "HOST:PORT" ("127.0.0.1:0", "[::1]:8080"); port 0 means any free port.
@@ -68,7 +73,8 @@ class HttpGateway {
   HttpGateway& operator=(const HttpGateway&) = delete;
 
   // Start binds `host`:`port` (0 picks a free port) and serves on a background thread.
-  // UNAVAILABLE naming the address when it cannot bind.
+  // UNAVAILABLE naming the address when it cannot bind; INVALID_ARGUMENT naming the flag and
+  // file when the TLS files are unusable. Call once.
   absl::Status Start(const std::string& host, int port);
   // port is the bound port after a successful Start.
   int port() const { return port_; }

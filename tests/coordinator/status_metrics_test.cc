@@ -1,12 +1,14 @@
 // Status details (request and issue rates over the last minute, ETA, totals over crawls) and
-// the Prometheus metrics page, rendered and served over HTTP on loopback.
+// the Prometheus metrics page, rendered and served over HTTP and HTTPS on loopback.
 #include <httplib.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "coordinator/metrics.h"
 #include "gtest/gtest.h"
+#include "tests/common/test_certificates.h"
 #include "tests/coordinator/core_fixture.h"
 
 namespace issuescope::coordinator::testing {
@@ -103,6 +105,42 @@ TEST_F(StatusMetricsTest, ServedOverHttp) {
 
   MetricsServer bad(CoreMetricsSnapshot(core_.get()));
   EXPECT_EQ(bad.Start("no-port").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StatusMetricsTest, ServedOverHttpsWithACertificate) {
+  if (!HasOpenssl()) GTEST_SKIP() << "no openssl command";
+  const std::string dir = ::testing::TempDir() + "issuescope-metrics-tls";
+  auto certs = MakeTestCertificates(dir);
+  ASSERT_TRUE(certs.ok()) << certs.status();
+  Add({Spec("o", "r")});
+  ServerTlsFiles tls;
+  tls.cert = certs->server_cert;
+  tls.key = certs->server_key;
+  MetricsServer server(CoreMetricsSnapshot(core_.get()));
+  auto port = server.Start("127.0.0.1:0", tls);
+  ASSERT_TRUE(port.ok()) << port.status();
+
+  httplib::SSLClient https("127.0.0.1", *port);
+  https.set_ca_cert_path(certs->ca);
+  https.enable_server_certificate_verification(true);
+  https.set_connection_timeout(5);
+  auto res = https.Get("/metrics");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_NE(res->body.find("issuescope_coordinator_repositories{phase=\"pending\"} 1\n"),
+            std::string::npos);
+  httplib::Client plain("127.0.0.1", *port);
+  plain.set_connection_timeout(5);
+  plain.set_read_timeout(5);
+  auto refused = plain.Get("/metrics");
+  EXPECT_FALSE(refused && refused->status == 200) << "plain HTTP answered";
+  server.Stop();
+
+  tls.key = dir + "/missing.key";
+  MetricsServer bad(CoreMetricsSnapshot(core_.get()));
+  EXPECT_EQ(bad.Start("127.0.0.1:0", tls).status().message(),
+            "--tls-key " + tls.key + ": cannot read");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "common/time_util.h"
+#include "coordinator/request_validation.h"
 #include "tests/coordinator/core_fixture.h"
 
 namespace issuescope::coordinator::testing {
@@ -61,6 +62,15 @@ TEST_F(CoreTest, BadRequestsNameTheField) {
       {"address with space",
        [](CoordinatorCore* c) { return c->RegisterWorker(Worker("w", "a b:80")).status(); },
        "store_address"},
+      {"address without host",
+       [](CoordinatorCore* c) { return c->RegisterWorker(Worker("w", ":80")).status(); },
+       "store_address ':80' names no host the indexer can dial"},
+      {"wildcard IPv4 address",
+       [](CoordinatorCore* c) { return c->RegisterWorker(Worker("w", "0.0.0.0:80")).status(); },
+       "store_address '0.0.0.0:80' names no host"},
+      {"wildcard IPv6 address",
+       [](CoordinatorCore* c) { return c->RegisterWorker(Worker("w", "[::]:80")).status(); },
+       "store_address '[::]:80' names no host"},
       {"unknown tracker",
        [](CoordinatorCore* c) {
          return c->AddRepositories(AddOne(v1::TRACKER_UNSPECIFIED, "o", "n")).status();
@@ -168,6 +178,44 @@ TEST_F(CoreTest, GoodAddressesAreAccepted) {
     SCOPED_TRACE(address);
     EXPECT_TRUE(core_->RegisterWorker(Worker("w", address)).ok());
   }
+}
+
+// A worker listening on every interface sends ":PORT"; the coordinator takes the host from the
+// gRPC peer of its RegisterWorker call.
+TEST(ResolveStoreAddressTest, WildcardHostsComeFromThePeer) {
+  struct Case {
+    std::string address, peer, want;  // want "!" = an error
+  };
+  const std::vector<Case> cases = {
+      {":50052", "ipv4:10.0.0.2:54321", "10.0.0.2:50052"},
+      {"0.0.0.0:50052", "ipv4:10.0.0.2:54321", "10.0.0.2:50052"},
+      {"[::]:50052", "ipv6:[fd00::2]:5", "[fd00::2]:50052"},
+      {":5", "ipv6:%5B::1%5D:46836", "[::1]:5"},
+      {":5", "ipv6:[::ffff:10.1.2.3]:7", "10.1.2.3:5"},
+      // Addresses with a host are kept whatever the peer.
+      {"worker-1.svc:50052", "ipv4:10.0.0.2:54321", "worker-1.svc:50052"},
+      {"[fd00::7]:1", "ipv4:10.0.0.2:1", "[fd00::7]:1"},
+      {"", "ipv4:10.0.0.2:1", ""},
+      {"in-process", "inproc", "in-process"},
+      {"unix:/run/store.sock", "unix:", "unix:/run/store.sock"},
+      // No IP peer, or no port.
+      {":50052", "inproc", "!"},
+      {":50052", "unix:/tmp/coordinator.sock", "!"},
+      {":0", "ipv4:10.0.0.2:1", "!"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.address + " from " + c.peer);
+    absl::StatusOr<std::string> got = ResolveStoreAddress(c.address, c.peer);
+    if (c.want == "!") {
+      EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(std::string(got.status().message()), HasSubstr(c.address));
+      continue;
+    }
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, c.want);
+  }
+  EXPECT_THAT(std::string(ResolveStoreAddress(":1", "inproc").status().message()),
+              HasSubstr("--advertise-address"));
 }
 
 }  // namespace

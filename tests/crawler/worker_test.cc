@@ -489,5 +489,42 @@ TEST(WorkerOptionsTest, RejectsBadIdAndCapacity) {
   EXPECT_EQ(w2.Start().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// The store address a worker registers: --advertise-address, else the listen host with the bound
+// port, else (listening on every interface) ":PORT" for the coordinator to complete.
+TEST(StoreAddressToAdvertiseTest, Table) {
+  struct Case {
+    std::string listen, advertise, want;  // want "!" = an error naming the flag
+  };
+  const std::vector<Case> cases = {
+      {"127.0.0.1:0", "", "127.0.0.1:43210"},
+      {"10.0.0.5:50052", "", "10.0.0.5:43210"},
+      {"localhost:0", "", "localhost:43210"},
+      {"[fd00::5]:0", "", "[fd00::5]:43210"},
+      {"0.0.0.0:50052", "", ":43210"},
+      {"[::]:0", "", ":43210"},
+      {":0", "", ":43210"},
+      {"unix:/run/store.sock", "", "unix:/run/store.sock"},
+      {"0.0.0.0:0", "worker-3.svc.cluster.local:50052", "worker-3.svc.cluster.local:50052"},
+      {"0.0.0.0:0", "[fd00::3]:50052", "[fd00::3]:50052"},
+      {"0.0.0.0:0", "worker-3", "!--advertise-address 'worker-3'"},
+      {"0.0.0.0:0", "0.0.0.0:50052", "!--advertise-address '0.0.0.0:50052'"},
+      {"0.0.0.0:0", ":50052", "!--advertise-address ':50052'"},
+      {"0.0.0.0:0", "host:0", "!--advertise-address 'host:0'"},
+      {"no-port", "", "!--listen"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.listen + " / " + c.advertise);
+    absl::StatusOr<std::string> got = StoreAddressToAdvertise(c.listen, 43210, c.advertise);
+    if (c.want[0] == '!') {
+      EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_NE(got.status().message().find(c.want.substr(1)), absl::string_view::npos)
+          << got.status();
+      continue;
+    }
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, c.want);
+  }
+}
+
 }  // namespace
 }  // namespace issuescope::crawler

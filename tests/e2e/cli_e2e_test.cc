@@ -1,5 +1,6 @@
 // End-to-end: the `issuescope` command line a lone researcher uses — one-machine crawl against
-// the tracker simulator (real HTTP), search, show, incremental re-crawl, and its clear errors.
+// the tracker simulator (real HTTP), search, show, incremental re-crawl, its clear errors, and
+// queries to a search service over TLS with a client certificate.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -9,11 +10,13 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/subprocess.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "tests/common/test_certificates.h"
 
 namespace issuescope {
 namespace {
@@ -150,6 +153,62 @@ TEST_F(CliTest, CrawlSearchShowAndRecrawl) {
     if (!entry.is_regular_file()) continue;
     EXPECT_EQ(ReadFile(entry.path()).find(kToken), std::string::npos) << entry.path();
   }
+}
+
+// The query commands reach a TLS search service with --tls-ca (and present --tls-cert/--tls-key
+// to one that requires client certificates); without them they are refused.
+TEST_F(CliTest, QueriesATlsSearchService) {
+  if (!HasOpenssl()) GTEST_SKIP() << "no openssl command";
+  auto certs = MakeTestCertificates(dir_ + "/pki");
+  ASSERT_TRUE(certs.ok()) << certs.status();
+  std::vector<std::string> crawl = {"crawl"};
+  for (const std::string& r : Repos()) crawl.push_back(r);
+  crawl.insert(crawl.end(), {"--data", dir_ + "/data", "--api-url", api_url_});
+  RunResult crawled = Run(crawl);
+  ASSERT_EQ(crawled.exit_code, 0) << crawled.output;
+  auto search = Subprocess::Start(
+      {Bin("issuescope-search"), "--listen=127.0.0.1:0", "--port-file=" + dir_ + "/search.port",
+       "--index=" + dir_ + "/data/index", "--tls-cert=" + certs->server_cert,
+       "--tls-key=" + certs->server_key, "--tls-client-ca=" + certs->ca},
+      dir_ + "/search.log");
+  ASSERT_TRUE(search.ok()) << search.status();
+  auto port = WaitForPortFile(dir_ + "/search.port", absl::Seconds(30), search->get());
+  ASSERT_TRUE(port.ok()) << port.status() << ReadFile(dir_ + "/search.log");
+  const std::string server = absl::StrCat("127.0.0.1:", *port);
+  const std::string phrase = absl::StrCat("\"", kPhrase, "\"");
+  const std::vector<std::string> tls = {"--tls-ca", certs->ca, "--tls-cert", certs->client_cert,
+                                        "--tls-key", certs->client_key};
+
+  std::vector<std::string> args = {"export", "--server", server, phrase};
+  args.insert(args.end(), tls.begin(), tls.end());
+  RunResult exported = Run(args);
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  auto hits = [](const std::string& output) {  // JSON lines: one per hit
+    int n = 0;
+    for (absl::string_view line : absl::StrSplit(output, '\n')) n += absl::StartsWith(line, "{");
+    return n;
+  };
+  EXPECT_EQ(hits(exported.output), 4) << exported.output;
+  args = {"search", "--server", server, "--json", phrase};
+  args.insert(args.end(), tls.begin(), tls.end());
+  RunResult found = Run(args);
+  ASSERT_EQ(found.exit_code, 0) << found.output;
+  EXPECT_EQ(hits(found.output), 4) << found.output;
+
+  RunResult plaintext = Run({"search", "--server", server, phrase});
+  EXPECT_EQ(plaintext.exit_code, 1) << plaintext.output;
+  EXPECT_EQ(hits(plaintext.output), 0) << plaintext.output;
+  RunResult anonymous = Run({"search", "--server", server, "--tls-ca", certs->ca, phrase});
+  EXPECT_EQ(anonymous.exit_code, 1) << "no client certificate: " << anonymous.output;
+  RunResult missing = Run({"search", "--server", server, "--tls-ca", dir_ + "/none.pem", phrase});
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("--tls-ca " + dir_ + "/none.pem: cannot read"),
+            std::string::npos)
+      << missing.output;
+  RunResult local = Run({"search", "--data", dir_ + "/data", "--tls-ca", certs->ca, phrase});
+  EXPECT_EQ(local.exit_code, 2) << local.output;
+  EXPECT_NE(local.output.find("--tls-ca needs --server"), std::string::npos) << local.output;
+  EXPECT_EQ((*search)->Stop(), "exit 0");
 }
 
 struct ErrorCase {

@@ -4,6 +4,9 @@
 //    makes a worker exit 0 on its own; `issuescope status` lists every token's budget by
 //    fingerprint, and the token itself appears in no status output and no log;
 //  * a worker and the indexer talk to a TLS coordinator with --tls-ca;
+//  * a worker listening on every interface is listed at the address it called the coordinator
+//    from, and the indexer follows its TLS (mTLS) store there with --store-tls-ca and a client
+//    certificate;
 //  * two workers sharing one account against the simulator's small budget never send a request
 //    over it (/_sim/stats over_budget == 0);
 //  * a rogue client without credentials can change nothing (admin calls, worker registration,
@@ -33,6 +36,7 @@
 #include "crawler/worker.h"
 #include "deploy/cli/cluster.h"
 #include "httplib.h"
+#include "tests/common/test_certificates.h"
 #include "tests/crawler/mem_store.h"
 #include "tests/e2e/e2e_util.h"
 
@@ -351,6 +355,73 @@ TEST(ControlPlane, WorkerAndIndexerTalkToATlsCoordinator) {
       << ReadFile(work + "/worker.log");
   EXPECT_EQ((*worker)->Stop(), "exit 0");
   (*indexer)->Stop();
+  (*coordinator)->Stop();
+  if (!::testing::Test::HasFailure()) std::filesystem::remove_all(work);
+}
+
+TEST(ControlPlane, IndexerFollowsATlsStoreAtTheAddressTheWorkerCalledFrom) {
+  if (!HasOpenssl()) GTEST_SKIP() << "no openssl command";
+  const std::string work = MakeTempDir("issuescope-ctl-store-tls");
+  auto certs = MakeTestCertificates(work + "/pki");
+  ASSERT_TRUE(certs.ok()) << certs.status();
+  auto coordinator = Subprocess::Start(
+      {Bin("issuescope-coordinator"), "--listen=127.0.0.1:0", "--port-file=" + work + "/c.port",
+       "--data=" + work + "/coordinator", "--heartbeat-ms=200"},
+      work + "/coordinator.log");
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  auto port = WaitForPortFile(work + "/c.port", absl::Seconds(30), coordinator->get());
+  ASSERT_TRUE(port.ok()) << port.status() << ReadFile(work + "/coordinator.log");
+  const std::string address = absl::StrCat("127.0.0.1:", *port);
+
+  // The worker listens on every interface, so it registers ":PORT" and the coordinator fills in
+  // the host it called from; its store serves TLS to clients with a certificate only.
+  auto worker = Subprocess::Start(
+      {Bin("issuescope-crawler"), "--id=tls-store", "--listen=0.0.0.0:0",
+       "--port-file=" + work + "/w.port", "--data=" + work + "/worker", "--coordinator=" + address,
+       "--tls-cert=" + certs->server_cert, "--tls-key=" + certs->server_key,
+       "--tls-client-ca=" + certs->ca, "--drain-timeout-s=0"},
+      work + "/worker.log");
+  ASSERT_TRUE(worker.ok());
+  auto store_port = WaitForPortFile(work + "/w.port", absl::Seconds(30), worker->get());
+  ASSERT_TRUE(store_port.ok()) << store_port.status() << ReadFile(work + "/worker.log");
+  const std::string store_address = absl::StrCat("127.0.0.1:", *store_port);
+
+  auto channel = CreateCoordinatorChannel(address, "");
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  auto stub = v1::Coordinator::NewStub(*channel);
+  std::string listed, store_id;
+  for (int i = 0; i < 100 && listed.empty(); ++i) {
+    v1::GetStatusResponse status;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    ASSERT_TRUE(stub->GetStatus(&ctx, v1::GetStatusRequest(), &status).ok());
+    if (const v1::WorkerStatus* w = FindWorker(status, "tls-store"); w != nullptr) {
+      listed = w->store_address();
+      store_id = w->store_id();
+    }
+    if (listed.empty()) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_EQ(listed, store_address) << ReadFile(work + "/worker.log");
+
+  // The indexer follows it over TLS with its client certificate: it reaches the store and is
+  // caught up with its (empty) feed.
+  auto indexer = Subprocess::Start(
+      {Bin("issuescope-indexer"), "--index=" + work + "/index", "--coordinator=" + address,
+       "--store-tls-ca=" + certs->ca, "--store-tls-cert=" + certs->client_cert,
+       "--store-tls-key=" + certs->client_key, "--stats-interval=1", "--no-tags"},
+      work + "/indexer.log");
+  ASSERT_TRUE(indexer.ok());
+  const std::string following =
+      absl::StrCat(store_address, " id=", store_id, " seq=0 lag=0 caught-up");
+  bool caught_up = false;
+  for (int i = 0; i < 300 && !caught_up; ++i) {
+    caught_up = absl::StrContains(ReadFile(work + "/indexer.log"), following);
+    if (!caught_up) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(caught_up) << "no '" << following << "' in\n" << ReadFile(work + "/indexer.log");
+  EXPECT_TRUE((*indexer)->Running());
+  (*indexer)->Stop();
+  EXPECT_EQ((*worker)->Stop(), "exit 0");
   (*coordinator)->Stop();
   if (!::testing::Test::HasFailure()) std::filesystem::remove_all(work);
 }

@@ -1,24 +1,33 @@
 // Every issuescope daemon, as a real process on loopback, carries the standard services generic
 // tools rely on (common/grpc_server.h): health per served service (Check and Watch) and server
 // reflection v1 (list, file_containing_symbol, errors), so `grpc_health_probe -service=NAME`,
-// Kubernetes gRPC probes and current grpcurl work against it.
+// Kubernetes gRPC probes and current grpcurl work against it. With --tls-cert/--tls-key each
+// listener serves TLS only (plaintext clients are refused, clients trusting the CA served), with
+// --tls-client-ca only to clients with a certificate the CA signed; the search service's HTTP
+// listener serves HTTPS with the same certificate. Bad TLS files exit 2 naming flag and file.
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/grpc_channel.h"
 #include "common/subprocess.h"
 #include "google/protobuf/descriptor.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1/reflection.grpc.pb.h"
 #include "gtest/gtest.h"
+#include "httplib.h"
+#include "tests/common/test_certificates.h"
 
 namespace issuescope {
 namespace {
@@ -58,10 +67,14 @@ class StandardServicesTest : public ::testing::TestWithParam<Daemon> {
     if (!HasFailure()) std::filesystem::remove_all(dir_);
   }
 
-  // Start runs the daemon and returns a channel to it.
-  std::shared_ptr<grpc::Channel> Start(const Daemon& d) {
+  // Start runs the daemon (with `extra` flags) and returns a channel to it, made with
+  // `credentials` (default plaintext).
+  std::shared_ptr<grpc::Channel> Start(
+      const Daemon& d, const std::vector<std::string>& extra = {},
+      std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials()) {
     std::vector<std::string> argv = {Bin(d.name), "--listen=127.0.0.1:0",
                                      "--port-file=" + dir_ + "/port"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
     for (const std::string& f : d.flags) {
       std::string flag = f;
       const size_t at = flag.find("DIR");
@@ -75,9 +88,27 @@ class StandardServicesTest : public ::testing::TestWithParam<Daemon> {
     auto port = WaitForPortFile(dir_ + "/port", absl::Seconds(30), child_.get());
     EXPECT_TRUE(port.ok()) << port.status();
     if (!port.ok()) return nullptr;
-    return grpc::CreateChannel(absl::StrCat("127.0.0.1:", *port),
-                               grpc::InsecureChannelCredentials());
+    address_ = absl::StrCat("127.0.0.1:", *port);
+    return grpc::CreateChannel(address_, credentials);
   }
+
+  // Serving says whether a health check of "" succeeds over `channel`.
+  static bool Serving(const std::shared_ptr<grpc::Channel>& channel) {
+    health::HealthCheckResponse response;
+    grpc::Status status = health::Health::NewStub(channel)->Check(
+        Context().get(), health::HealthCheckRequest(), &response);
+    return status.ok() && response.status() == health::HealthCheckResponse::SERVING;
+  }
+
+  // Channel makes a channel to the started daemon as a client with `tls`.
+  std::shared_ptr<grpc::Channel> Channel(const ClientTlsFiles& tls) {
+    auto credentials = ChannelCredentialsFor(tls);
+    EXPECT_TRUE(credentials.ok()) << credentials.status();
+    return grpc::CreateChannel(address_,
+                               credentials.ok() ? *credentials : grpc::InsecureChannelCredentials());
+  }
+
+  std::string address_;
 
   std::string dir_;
   std::unique_ptr<Subprocess> child_;
@@ -155,6 +186,88 @@ TEST_P(StandardServicesTest, ReflectionV1ListsAndDescribes) {
   EXPECT_EQ(response.original_request().file_containing_symbol(), "issuescope.v1.Nothing");
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST_P(StandardServicesTest, TlsListenerRefusesPlaintext) {
+  if (!HasOpenssl()) GTEST_SKIP() << "no openssl command";
+  const Daemon& d = GetParam();
+  auto certs = MakeTestCertificates(dir_ + "/pki");
+  ASSERT_TRUE(certs.ok()) << certs.status();
+  std::vector<std::string> tls = {"--tls-cert=" + certs->server_cert,
+                                  "--tls-key=" + certs->server_key};
+  const bool search = d.name == "issuescope-search";
+  if (search) {
+    tls.insert(tls.end(), {"--http-listen=127.0.0.1:0", "--http-port-file=" + dir_ + "/http"});
+  }
+  ClientTlsFiles trusting;
+  trusting.ca = certs->ca;
+  auto channel = Start(d, tls, *ChannelCredentialsFor(trusting));
+  ASSERT_NE(channel, nullptr);
+  EXPECT_TRUE(Serving(channel)) << "a client trusting the CA is served over TLS";
+  EXPECT_FALSE(Serving(Channel(ClientTlsFiles()))) << "a plaintext client is refused";
+  if (search) {
+    auto port = WaitForPortFile(dir_ + "/http", absl::Seconds(30), child_.get());
+    ASSERT_TRUE(port.ok()) << port.status();
+    httplib::SSLClient https("127.0.0.1", *port);
+    https.set_ca_cert_path(certs->ca);
+    https.enable_server_certificate_verification(true);
+    auto res = https.Get("/healthz");
+    ASSERT_TRUE(res) << httplib::to_string(res.error());
+    EXPECT_EQ(res->status, 200);
+    httplib::Client plain("127.0.0.1", *port);
+    plain.set_read_timeout(10, 0);
+    auto refused = plain.Get("/healthz");
+    EXPECT_FALSE(refused && refused->status == 200) << "plain HTTP answered";
+  }
+}
+
+TEST_P(StandardServicesTest, TlsClientCaRequiresAClientCertificate) {
+  if (!HasOpenssl()) GTEST_SKIP() << "no openssl command";
+  const Daemon& d = GetParam();
+  if (d.name == "issuescope-coordinator") GTEST_SKIP() << "the coordinator has no --tls-client-ca";
+  auto certs = MakeTestCertificates(dir_ + "/pki");
+  ASSERT_TRUE(certs.ok()) << certs.status();
+  ClientTlsFiles client;
+  client.ca = certs->ca;
+  client.cert = certs->client_cert;
+  client.key = certs->client_key;
+  auto channel = Start(d,
+                       {"--tls-cert=" + certs->server_cert, "--tls-key=" + certs->server_key,
+                        "--tls-client-ca=" + certs->ca},
+                       *ChannelCredentialsFor(client));
+  ASSERT_NE(channel, nullptr);
+  EXPECT_TRUE(Serving(channel)) << "a client with a certificate the CA signed is served";
+  ClientTlsFiles anonymous;
+  anonymous.ca = certs->ca;
+  EXPECT_FALSE(Serving(Channel(anonymous))) << "a client without a certificate is refused";
+  ClientTlsFiles stranger = client;
+  stranger.cert = certs->stranger_cert;
+  stranger.key = certs->stranger_key;
+  EXPECT_FALSE(Serving(Channel(stranger))) << "a certificate of another CA is refused";
+}
+
+TEST_P(StandardServicesTest, BadTlsFilesExitTwoNamingFlagAndFile) {
+  const Daemon& d = GetParam();
+  const std::string not_pem = dir_ + "/not-a-certificate.txt";
+  std::ofstream(not_pem) << "hello\n";
+  std::vector<std::string> argv = {Bin(d.name), "--listen=127.0.0.1:0", "--tls-cert=" + not_pem,
+                                   "--tls-key=" + not_pem};
+  for (const std::string& f : d.flags) {
+    std::string flag = f;
+    const size_t at = flag.find("DIR");
+    if (at != std::string::npos) flag.replace(at, 3, dir_);
+    argv.push_back(flag);
+  }
+  auto child = Subprocess::Start(argv, dir_ + "/bad.log");
+  ASSERT_TRUE(child.ok()) << child.status();
+  int status = 0;
+  ASSERT_TRUE((*child)->Wait(absl::Seconds(30), &status));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+  std::ifstream in(dir_ + "/bad.log");
+  std::stringstream log;
+  log << in.rdbuf();
+  EXPECT_TRUE(absl::StrContains(log.str(), "--tls-cert " + not_pem + ": not a PEM CERTIFICATE"))
+      << log.str();
 }
 
 INSTANTIATE_TEST_SUITE_P(

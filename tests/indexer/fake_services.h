@@ -151,12 +151,15 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   std::vector<v1::WorkerStatus> workers_;
 };
 
-// LoopbackServer serves one service on 127.0.0.1 at a free port until destroyed.
+// LoopbackServer serves one service on 127.0.0.1 at a free port until destroyed (plaintext, or
+// with the given credentials, e.g. TLS).
 class LoopbackServer {
  public:
-  explicit LoopbackServer(grpc::Service* service) {
+  explicit LoopbackServer(grpc::Service* service,
+                          std::shared_ptr<grpc::ServerCredentials> credentials =
+                              grpc::InsecureServerCredentials()) {
     grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.AddListeningPort("127.0.0.1:0", std::move(credentials), &port_);
     builder.RegisterService(service);
     server_ = builder.BuildAndStart();
   }

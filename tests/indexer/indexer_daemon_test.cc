@@ -1,10 +1,13 @@
 #include "indexer/indexer_daemon.h"
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/tls.h"
 #include "gtest/gtest.h"
+#include "tests/common/test_certificates.h"
 #include "tests/indexer/fake_services.h"
 #include "tests/indexer/test_issues.h"
 
@@ -148,6 +151,68 @@ TEST_F(IndexerDaemonTest, UnreachableCoordinatorIsAnError) {
   EXPECT_NE(status.message().find("GetStatus of coordinator " + address), std::string::npos)
       << status;
   EXPECT_TRUE(daemon.Followers().empty());
+}
+
+// Stores served over TLS (their --tls-cert, and --tls-client-ca for mTLS) are followed by a daemon
+// with --store-tls-ca (and --store-tls-cert/--store-tls-key); a daemon without them gets nothing.
+TEST_F(IndexerDaemonTest, FollowsStoresOverTls) {
+  if (!HasOpenssl()) GTEST_SKIP() << "no openssl command";
+  const std::string dir = ::testing::TempDir() + "issuescope-indexer-tls";
+  auto certs = MakeTestCertificates(dir);
+  ASSERT_TRUE(certs.ok()) << certs.status();
+  for (const bool mtls : {false, true}) {
+    SCOPED_TRACE(mtls ? "mTLS" : "TLS");
+    const std::string store_id = mtls ? "store-mtls" : "store-tls";
+    ServerTlsFiles tls;
+    tls.cert = certs->server_cert;
+    tls.key = certs->server_key;
+    if (mtls) tls.client_ca = certs->ca;
+    auto credentials = ServerCredentialsFor(tls);
+    ASSERT_TRUE(credentials.ok()) << credentials.status();
+    FakeIssueStore store(store_id);
+    store.Append({Upsert(1, MakeIssue("t/ls", mtls ? 2 : 1, "over tls", 1))});
+    LoopbackServer server(&store, *credentials);
+
+    // Without the store's CA (or, for mTLS, without a client certificate) nothing arrives.
+    IndexerDaemonOptions refused;
+    refused.store_addresses = {server.address()};
+    if (mtls) refused.store_tls.ca = certs->ca;
+    {
+      IndexerDaemon daemon(writer_.get(), &clock_, refused);
+      ASSERT_TRUE(daemon.Start().ok());
+      ASSERT_TRUE(WaitUntil([&] {
+        const auto followers = daemon.Followers();
+        return followers.size() == 1 && !followers[0].last_error.empty();
+      }));
+      daemon.Stop();
+    }
+    EXPECT_EQ(store.EventsSent(), 0);
+    EXPECT_EQ(writer_->Position(store_id), 0u);
+
+    IndexerDaemonOptions options;
+    options.store_addresses = {server.address()};
+    options.store_tls.ca = certs->ca;
+    if (mtls) {
+      options.store_tls.cert = certs->client_cert;
+      options.store_tls.key = certs->client_key;
+    }
+    IndexerDaemon daemon(writer_.get(), &clock_, options);
+    ASSERT_TRUE(daemon.Start().ok());
+    EXPECT_TRUE(WaitUntil([&] { return writer_->Position(store_id) == 1; }));
+    daemon.Stop();
+  }
+  EXPECT_EQ(writer_->DocumentCount(), 2);
+
+  // An unreadable CA is an error naming its flag, before anything is followed.
+  IndexerDaemonOptions bad;
+  bad.store_addresses = {server_a_.address()};
+  bad.store_tls.ca = dir + "/missing.pem";
+  IndexerDaemon daemon(writer_.get(), &clock_, bad);
+  absl::Status started = daemon.Start();
+  EXPECT_EQ(started.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(started.message(), "--store-tls-ca " + dir + "/missing.pem: cannot read");
+  EXPECT_TRUE(daemon.Followers().empty());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 // Unit tests of the HTTP/JSON gateway (search/web/http_gateway.h) against a scripted
 // issuescope.v1.Search service on an in-process channel: JSON round trips, the gRPC → HTTP
-// status mapping, parameter errors, export streaming (JSONL and CSV), bounded bodies and the
-// embedded page.
+// status mapping, parameter errors, export streaming (JSONL and CSV), bounded bodies, the
+// embedded page, and HTTPS with a certificate.
 #include "search/web/http_gateway.h"
 
 #include <grpcpp/grpcpp.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "nlohmann/json.hpp"
 #include "search/export_format.h"
 #include "search/web/json_api.h"
+#include "tests/common/test_certificates.h"
 
 namespace issuescope::search::web {
 namespace {
@@ -422,6 +424,42 @@ TEST_F(HttpGatewayTest, CorsOriginWhenConfigured) {
   ASSERT_TRUE(res && res->status == 200);
   EXPECT_FALSE(res->has_header("Access-Control-Allow-Origin"));
   gateway.Stop();
+}
+
+// With a certificate the gateway serves HTTPS only; its TLS errors name the flag and the file.
+TEST_F(HttpGatewayTest, ServesHttpsOnlyWithACertificate) {
+  if (!HasOpenssl()) GTEST_SKIP() << "no openssl command";
+  const std::string dir = ::testing::TempDir() + "issuescope-gateway-tls";
+  auto certs = MakeTestCertificates(dir);
+  ASSERT_TRUE(certs.ok()) << certs.status();
+  HttpGatewayOptions options;
+  options.tls.cert = certs->server_cert;
+  options.tls.key = certs->server_key;
+  HttpGateway gateway(server_->InProcessChannel(grpc::ChannelArguments()), options);
+  ASSERT_TRUE(gateway.Start("127.0.0.1", 0).ok());
+
+  httplib::SSLClient https("127.0.0.1", gateway.port());
+  https.set_ca_cert_path(certs->ca);
+  https.enable_server_certificate_verification(true);
+  https.set_connection_timeout(10);
+  auto res = https.Get("/v1/search?q=encrypted");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(service_.last_search.query(), "encrypted");
+  httplib::Client plain("127.0.0.1", gateway.port());
+  plain.set_connection_timeout(10);
+  plain.set_read_timeout(10);
+  auto refused = plain.Get("/healthz");
+  EXPECT_FALSE(refused && refused->status == 200) << "plain HTTP answered";
+  gateway.Stop();
+
+  options.tls.cert_flag = "--http-tls-cert";
+  options.tls.cert = dir + "/missing.pem";
+  HttpGateway bad(server_->InProcessChannel(grpc::ChannelArguments()), options);
+  absl::Status started = bad.Start("127.0.0.1", 0);
+  EXPECT_EQ(started.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(started.message(), "--http-tls-cert " + dir + "/missing.pem: cannot read");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ParseHostPortTest, Table) {
