@@ -49,6 +49,17 @@ bool ValidAccountName(absl::string_view name) {
   return true;
 }
 
+std::string AnonymousAccount(absl::string_view host) {
+  std::string out = "anonymous@";
+  for (char c : host.substr(0, 64)) {
+    const bool ok = absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+                    c == '-';
+    out.push_back(ok ? c : '-');
+  }
+  if (host.empty()) out += "localhost";
+  return out;
+}
+
 absl::StatusOr<std::vector<PoolToken>> ParseTokenList(absl::string_view list,
                                                       absl::string_view default_account) {
   std::vector<PoolToken> out;
@@ -363,12 +374,15 @@ std::vector<TokenStatus> TokenPool::Snapshot() const {
 std::vector<v1::TokenBudget> TokenPool::Budgets() const {
   std::vector<v1::TokenBudget> out;
   for (const TokenStatus& s : Snapshot()) {
-    // The coordinator takes 8-hex fingerprints and known budgets only: anonymous requests and
-    // tokens not used yet are not reported.
-    if (s.fingerprint.size() != 8 || s.remaining < 0) continue;
+    // The coordinator takes 8-hex fingerprints and known budgets only: tokens not used yet are
+    // not reported; anonymous requests are, under kAnonymousBudgetFingerprint, so workers on one
+    // host share their address's budget.
+    if (s.remaining < 0) continue;
+    const bool anonymous = s.fingerprint == TokenFingerprint("");
+    if (!anonymous && s.fingerprint.size() != 8) continue;
     v1::TokenBudget b;
     b.set_account(s.account);
-    b.set_token_fingerprint(s.fingerprint);
+    b.set_token_fingerprint(anonymous ? kAnonymousBudgetFingerprint : s.fingerprint);
     b.set_tracker(tracker_);
     b.set_remaining(s.remaining);
     b.set_limit(std::max<int64_t>(s.limit, 0));

@@ -106,6 +106,16 @@ enum class TokenOutcome {
 // an empty token).
 std::string TokenFingerprint(absl::string_view token);
 
+// kAnonymousBudgetFingerprint stands for the anonymous "token" in budget reports (the
+// coordinator takes 8 hex digits; no SHA-256 prefix of a real token is reported for it).
+inline constexpr char kAnonymousBudgetFingerprint[] = "00000000";
+
+// AnonymousAccount names the budget of anonymous requests from `host`: trackers limit them per
+// client address, so every worker on one host spends one budget ("anonymous@<host>", the host
+// reduced to [A-Za-z0-9._-], at most 64 characters; "anonymous@localhost" when empty). Workers
+// on different hosts behind one NAT share an address but not this name: give them tokens.
+std::string AnonymousAccount(absl::string_view host);
+
 // ParseTokenList parses "TOKEN[,TOKEN...]" where each item is a token or "account=TOKEN"
 // (whitespace around items ignored); tokens without an account are named `default_account`
 // ("-1", "-2", ... appended when several). INVALID_ARGUMENT (never quoting a token) for an

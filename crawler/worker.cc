@@ -1,5 +1,7 @@
 #include "crawler/worker.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -18,6 +20,14 @@
 
 namespace issuescope::crawler {
 namespace {
+
+// LocalHostName is this host's name ("" when unknown): anonymous requests are limited per
+// client address, so it names their shared budget (AnonymousAccount).
+std::string LocalHostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return std::string();
+  return std::string(name);
+}
 
 bool ValidWorkerId(const std::string& id) {
   if (id.empty() || id.size() > 64) return false;
@@ -71,8 +81,10 @@ CrawlerWorker::CrawlerWorker(WorkerOptions options,
       pool_options.secondary_backoff = options_.crawler.max_backoff;
       pool_options.max_secondary_backoff = std::max(options_.crawler.max_backoff, absl::Minutes(15));
       pool = std::make_shared<TokenPool>(
-          kind, std::vector<PoolToken>{{secret.empty() ? "anonymous" : "default", secret}}, clock_,
-          pool_options);
+          kind,
+          std::vector<PoolToken>{{secret.empty() ? AnonymousAccount(LocalHostName()) : "default",
+                                  secret}},
+          clock_, pool_options);
     }
   }
 }

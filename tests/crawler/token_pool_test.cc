@@ -266,6 +266,26 @@ TEST_F(TokenPoolTest, SnapshotAndBudgetsShowStateButNeverTheToken) {
   EXPECT_EQ(pool->Combined().remaining, 42);
 }
 
+TEST_F(TokenPoolTest, AnonymousBudgetsAreReportedUnderTheHostsAccount) {
+  // Two workers on one host crawling anonymously spend one address's budget: their pools report
+  // it under one account, so the coordinator shares it (issue 16, item 12).
+  EXPECT_EQ(AnonymousAccount("worker-1.example"), "anonymous@worker-1.example");
+  EXPECT_EQ(AnonymousAccount("bad host/!"), "anonymous@bad-host--");
+  EXPECT_EQ(AnonymousAccount(""), "anonymous@localhost");
+  EXPECT_EQ(AnonymousAccount(std::string(300, 'h')).size(), 10u + 64u);
+  TokenPool pool(v1::TRACKER_GITHUB, {{AnonymousAccount("h1"), ""}}, &clock_);
+  EXPECT_TRUE(pool.Budgets().empty()) << "no answer yet: the budget is unknown";
+  auto a = pool.Acquire();
+  ASSERT_TRUE(a.ok());
+  pool.Release(*a, Rate(57, kStart + absl::Minutes(30), 60), TokenOutcome::kOk);
+  const auto budgets = pool.Budgets();
+  ASSERT_EQ(budgets.size(), 1u);
+  EXPECT_EQ(budgets[0].account(), "anonymous@h1");
+  EXPECT_EQ(budgets[0].token_fingerprint(), kAnonymousBudgetFingerprint);
+  EXPECT_EQ(budgets[0].remaining(), 57);
+  EXPECT_EQ(budgets[0].limit(), 60);
+}
+
 TEST_F(TokenPoolTest, SharedAllowanceCapsLendingOnTheAccountUntilItsReset) {
   // Two tokens of one account (the cap is per account) and one of another.
   std::vector<PoolToken> tokens = {{"shared", "secret-a"}, {"shared", "secret-b"},

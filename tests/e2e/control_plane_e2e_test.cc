@@ -426,7 +426,10 @@ TEST(ControlPlane, IndexerFollowsATlsStoreAtTheAddressTheWorkerCalledFrom) {
   if (!::testing::Test::HasFailure()) std::filesystem::remove_all(work);
 }
 
-TEST(ControlPlane, WorkersSharingAnAccountNeverOverspendIt) {
+// SharedBudgetCrawl: two workers crawl four repositories of a simulator whose budget is
+// kBudget requests per 4 s, both on one account (the same token, or anonymous requests from one
+// host), and must never send a request over the budget.
+void SharedBudgetCrawl(bool anonymous) {
   const std::string work = MakeTempDir("issuescope-ctl-budget");
   constexpr int kBudget = 45;
   auto sim = Subprocess::Start(
@@ -487,9 +490,12 @@ TEST(ControlPlane, WorkersSharingAnAccountNeverOverspendIt) {
     wo.crawler.initial_backoff = absl::Milliseconds(50);
     wo.crawler.max_backoff = absl::Seconds(1);
     wo.crawler.api_urls[v1::TRACKER_GITHUB] = base;  // the API the token is for
+    // What CrawlerWorker makes of a token, or of none (crawler/worker.cc).
+    const crawler::PoolToken token =
+        anonymous ? crawler::PoolToken{crawler::AnonymousAccount("shared-host"), ""}
+                  : crawler::PoolToken{"shared", kSecret};
     wo.crawler.pools[v1::TRACKER_GITHUB] = std::make_shared<crawler::TokenPool>(
-        v1::TRACKER_GITHUB, std::vector<crawler::PoolToken>{{"shared", kSecret}}, Clock::Real(),
-        pool_options);
+        v1::TRACKER_GITHUB, std::vector<crawler::PoolToken>{token}, Clock::Real(), pool_options);
     workers.push_back(std::make_unique<crawler::CrawlerWorker>(
         wo, grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()),
         &transport, stores[i].get(), Clock::Real()));
@@ -516,9 +522,9 @@ TEST(ControlPlane, WorkersSharingAnAccountNeverOverspendIt) {
   SimulatorAdmin admin(base);
   const nlohmann::json stats = admin.Get("/_sim/stats");
   const int64_t requests = stats.at("requests").get<int64_t>();
-  std::printf("[figures] 2 workers, 1 shared token, budget %d per 4 s: %lld requests, "
+  std::printf("[figures] 2 workers, %s, budget %d per 4 s: %lld requests, "
               "over_budget %lld, rate_limited %lld, %.1fs\n",
-              kBudget, static_cast<long long>(requests),
+              anonymous ? "anonymous from one host" : "1 shared token", kBudget, static_cast<long long>(requests),
               static_cast<long long>(stats.at("over_budget").get<int64_t>()),
               static_cast<long long>(stats.at("rate_limited").get<int64_t>()), seconds);
   EXPECT_GT(requests, kBudget) << "the crawl should outlast one budget window";
@@ -526,6 +532,12 @@ TEST(ControlPlane, WorkersSharingAnAccountNeverOverspendIt) {
   (*sim)->Stop();
   if (!::testing::Test::HasFailure()) std::filesystem::remove_all(work);
 }
+
+TEST(ControlPlane, WorkersSharingAnAccountNeverOverspendIt) { SharedBudgetCrawl(false); }
+
+// Issue 16, item 12: anonymous workers left their budget out of heartbeats, and two of them each
+// spent the whole window.
+TEST(ControlPlane, AnonymousWorkersOnOneHostNeverOverspendTheirAddress) { SharedBudgetCrawl(true); }
 
 }  // namespace
 }  // namespace issuescope::e2e
