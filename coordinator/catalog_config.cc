@@ -60,11 +60,24 @@ absl::Status ParseCoordinatorTable(absl::string_view source, const toml::table& 
       config->account_reserve = value->get();
       continue;
     }
+    if (name == "home_grace") {
+      // Zero is meaningful here (no grace), so not ParseConfigDuration.
+      ASSIGN_OR_RETURN(std::string text, GetString(source, node, field));
+      absl::Duration value;
+      if (!absl::ParseDuration(text, &value) || value == absl::InfiniteDuration() ||
+          value < absl::ZeroDuration()) {
+        return Error(source, node, field,
+                     absl::StrCat("'", text, "' is not a duration of zero or more (write e.g. "
+                                  "\"30s\", or \"0s\" for no grace)"));
+      }
+      config->home_grace = value;
+      continue;
+    }
     auto it = fields.find(name);
     if (it == fields.end()) {
       return Error(source, node, field,
                    "unknown key (expected lease_ttl, heartbeat_interval, worker_timeout, "
-                   "retry_failed_after or account_reserve)");
+                   "home_grace, retry_failed_after or account_reserve)");
     }
     ASSIGN_OR_RETURN(absl::Duration value, GetDuration(source, node, field));
     *it->second = value;
@@ -133,6 +146,7 @@ void CatalogConfig::ApplyTo(CoordinatorOptions* options) const {
   if (worker_timeout) options->worker_timeout = *worker_timeout;
   if (retry_failed_after) options->retry_failed_after = *retry_failed_after;
   if (account_reserve) options->account_reserve = *account_reserve;
+  if (home_grace) options->home_grace = *home_grace;
 }
 
 absl::StatusOr<absl::Duration> ParseConfigDuration(absl::string_view text) {

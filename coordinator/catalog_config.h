@@ -4,6 +4,7 @@
 //   lease_ttl = "15s"            # durations are strings: "500ms", "2s", "1h", "1h30m"
 //   heartbeat_interval = "2s"
 //   worker_timeout = "10s"
+//   home_grace = "30s"           # default 3 × worker_timeout; "0s": none
 //   retry_failed_after = "30s"
 //   account_reserve = 100        # requests of an account's budget kept per running crawl
 //
@@ -40,6 +41,8 @@ struct CatalogConfig {
   std::optional<absl::Duration> heartbeat_interval;
   std::optional<absl::Duration> worker_timeout;
   std::optional<absl::Duration> retry_failed_after;
+  // [coordinator] home_grace (zero allowed: no grace); unset when the file does not set it.
+  std::optional<absl::Duration> home_grace;
   // [coordinator] account_reserve; unset when the file does not set it.
   std::optional<int64_t> account_reserve;
   // [[repository]] entries, in file order (no two with the same slug).

@@ -68,6 +68,14 @@ absl::StatusOr<std::unique_ptr<CoordinatorCore>> CoordinatorCore::Open(const std
         ") must be at most half of worker_timeout (", absl::FormatDuration(options.worker_timeout),
         ") and of lease_ttl (", absl::FormatDuration(options.lease_ttl), ")"));
   }
+  if (!options.home_grace) options.home_grace = 3 * options.worker_timeout;
+  if (*options.home_grace < absl::ZeroDuration() ||
+      *options.home_grace == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("coordinator option home_grace must be zero (off) or a finite positive "
+                     "duration, got ",
+                     absl::FormatDuration(*options.home_grace)));
+  }
   ASSIGN_OR_RETURN(auto state,
                    coordinator::CoordinatorState::Open(path, options.env, options.sync_writes));
   std::unique_ptr<CoordinatorCore> core(new CoordinatorCore(options, clock, std::move(state)));
@@ -81,14 +89,26 @@ absl::Status CoordinatorCore::Load() {
   ASSIGN_OR_RETURN(repos_, state_->LoadRepos());
   ASSIGN_OR_RETURN(auto workers, state_->LoadWorkers());
   std::map<std::string, int> held = LeasesHeldLocked();
+  StateBatch batch;
   for (auto& [id, record] : workers) {
     WorkerEntry entry;
     entry.record = std::move(record);
-    // Holders of leases at the crash get a fresh liveness window to reconnect; the others
-    // must prove liveness again.
-    entry.last_seen = held.count(id) > 0 ? now : FromProto(entry.record.registered_at());
+    // Holders of leases at the crash get a fresh liveness window to reconnect (and their home
+    // grace starts when it ends); the others must prove liveness again.
+    const bool holder = held.count(id) > 0;
+    entry.last_seen = holder ? now : FromProto(entry.record.registered_at());
+    if (holder) {
+      entry.record.clear_home_until();
+    } else if (!entry.record.has_home_until() && !entry.record.draining() &&
+               !AliveLocked(entry, now)) {
+      // Not known to be dead at the crash, so maybe alive until it: a home for home_grace from
+      // the reopen, long enough to notice (known=false) and register again.
+      *entry.record.mutable_home_until() = ToProto(now + *options_.home_grace);
+      batch.PutWorker(entry.record);
+    }
     workers_.emplace(id, std::move(entry));
   }
+  RETURN_IF_ERROR(state_->Commit(batch));
   int leases = 0;
   for (auto& [slug, rec] : repos_) {
     if (rec.lease_worker().empty()) continue;
@@ -103,7 +123,22 @@ absl::Status CoordinatorCore::Load() {
 
 bool CoordinatorCore::AliveLocked(const std::string& worker_id, absl::Time now) const {
   auto it = workers_.find(worker_id);
-  return it != workers_.end() && now - it->second.last_seen < options_.worker_timeout;
+  return it != workers_.end() && AliveLocked(it->second, now);
+}
+
+bool CoordinatorCore::AliveLocked(const WorkerEntry& entry, absl::Time now) const {
+  return now - entry.last_seen < options_.worker_timeout;
+}
+
+absl::Time CoordinatorCore::HomeUntilLocked(const WorkerEntry& entry) const {
+  if (entry.record.has_home_until()) return FromProto(entry.record.home_until());
+  return entry.last_seen + options_.worker_timeout + *options_.home_grace;
+}
+
+bool CoordinatorCore::AwayLocked(const std::string& worker_id, absl::Time now) const {
+  auto it = workers_.find(worker_id);
+  return it != workers_.end() && !it->second.record.draining() &&
+         !AliveLocked(it->second, now) && now < HomeUntilLocked(it->second);
 }
 
 absl::Time CoordinatorCore::NextCrawlAtLocked(const RepoRecord& rec, absl::Time now) const {
@@ -229,11 +264,33 @@ absl::Status CoordinatorCore::ExpireLocked(absl::Time now) {
     batch.PutRepo(slug, copy);
     ended.emplace_back(slug, std::move(copy));
   }
+  // Workers declared dead now: the end of their home grace becomes durable (a restart must
+  // neither extend nor forget it).
+  std::vector<std::pair<std::string, absl::Time>> declared_dead;
+  for (const auto& [id, entry] : workers_) {
+    if (entry.record.draining() || entry.record.has_home_until() || AliveLocked(entry, now)) {
+      continue;
+    }
+    const absl::Time home_until = HomeUntilLocked(entry);
+    WorkerRecord record = entry.record;
+    *record.mutable_home_until() = ToProto(home_until);
+    batch.PutWorker(record);
+    declared_dead.emplace_back(id, home_until);
+  }
   std::map<std::string, int> held = LeasesHeldLocked();
   for (const auto& [slug, rec] : ended) --held[repos_[slug].lease_worker()];
   std::vector<std::string> reaped = ReapDrainedLocked(held, &batch);
   RETURN_IF_ERROR(state_->Commit(batch));
   for (auto& [slug, rec] : ended) repos_[slug] = std::move(rec);
+  for (const auto& [id, home_until] : declared_dead) {
+    WorkerEntry& entry = workers_[id];
+    *entry.record.mutable_home_until() = ToProto(home_until);
+    if (home_until > now) {
+      spdlog::info("worker {} silent since {}: dead; the repositories its store '{}' holds wait "
+                   "for it until {}", id, absl::FormatTime(entry.last_seen),
+                   entry.record.store_id(), absl::FormatTime(home_until));
+    }
+  }
   lease_expirations_ += static_cast<int64_t>(ended.size());
   RemoveWorkersLocked(reaped);
   if (!ended.empty()) assignment_dirty_ = true;

@@ -34,6 +34,14 @@
 //  - A worker is alive while its last RegisterWorker/Heartbeat/AcquireLeases/ReportProgress is
 //    younger than `worker_timeout`. A worker silent for longer is dead: its leases end and its
 //    Heartbeat answers known=false until it registers again.
+//  - Home grace: a dead (not draining) worker stays, for `home_grace` after it was declared
+//    dead, the home of the repositories whose cursor its store set. They are granted to no
+//    other worker meanwhile (a move costs a full crawl: the new store lacks their data and
+//    ETags), so a worker that comes back and registers again with the same store id resumes
+//    them incrementally. After the grace they move as today; a crawl is thus delayed by at most
+//    `home_grace`. DrainWorker on a dead worker ends its grace at once. The end of the grace is
+//    durable (WorkerRecord.home_until); after a restart a worker not known to be dead gets a
+//    grace from the reopen.
 //  - Phases in GetStatus: GONE (the tracker moved it: ReportProgress.moved_to), CRAWLING
 //    (leased), PAUSED, FAILED (last crawl failed, retry not yet due), PENDING (needs crawling), IDLE.
 //    `quiescent` is true when no repository is PENDING or CRAWLING: FAILED, IDLE and GONE are
@@ -42,8 +50,10 @@
 //  - Restart: catalog, epochs, cursors and progress are reloaded. Leases held at the crash stay
 //    valid: each gets at least `lease_ttl` from the reopen (nobody could be granted the
 //    repository meanwhile), and their holders count as alive for `worker_timeout` from the
-//    reopen, so workers keep crawling and reconnect. Lease renewals and heartbeats are kept in
-//    memory only (this grace makes persisting them unnecessary).
+//    reopen, so workers keep crawling and reconnect; the other workers must register again and
+//    are homes of their repositories for `home_grace` from the reopen (unless their grace had
+//    already been set before the crash). Lease renewals and heartbeats are kept in memory only
+//    (these windows make persisting them unnecessary).
 //
 // Thread-safety: every public method is thread-safe (one mutex; RocksDB writes happen under it,
 // so the order of durable writes is the order of calls).
@@ -52,6 +62,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -75,6 +86,12 @@ struct CoordinatorOptions {
   absl::Duration lease_ttl = absl::Seconds(15);
   // A worker silent for this long is dead and loses its leases. Default: 10 s.
   absl::Duration worker_timeout = absl::Seconds(10);
+  // How long a worker declared dead stays the home of the repositories its store holds (whose
+  // cursor it set): they are granted to no other worker meanwhile, so the worker, registering
+  // again with the same store id, resumes them incrementally; then they move to the others.
+  // Bounds the delay this adds to their crawls. Zero turns the grace off (they move at once);
+  // must be non-negative and finite. Default (unset): 3 × worker_timeout.
+  std::optional<absl::Duration> home_grace;
   // A failed crawl is retried after this long. Default: 30 s.
   absl::Duration retry_failed_after = absl::Seconds(30);
   // Requests of an account's shared rate budget kept per running crawl: a lease is granted
@@ -106,7 +123,8 @@ struct CoordinatorCounters {
 class CoordinatorCore {
  public:
   // Open opens (or creates) the state at `path` and reloads it. `clock` is not owned and must
-  // outlive the core. INVALID_ARGUMENT for nonsensical options (non-positive durations).
+  // outlive the core. INVALID_ARGUMENT for nonsensical options (non-positive durations, a
+  // negative or infinite home_grace).
   static absl::StatusOr<std::unique_ptr<CoordinatorCore>> Open(const std::string& path,
                                                                CoordinatorOptions options,
                                                                Clock* clock);
@@ -165,7 +183,7 @@ class CoordinatorCore {
   // first; the service calls Tick periodically so state (and status) stays fresh when idle.
   void Tick();
 
-  // options returns the effective options.
+  // options returns the effective options (home_grace always set).
   const CoordinatorOptions& options() const { return options_; }
 
  private:
@@ -187,14 +205,21 @@ class CoordinatorCore {
   // The helpers below require mu_ to be held.
   absl::Status ExpireLocked(absl::Time now);
   bool AliveLocked(const std::string& worker_id, absl::Time now) const;
+  bool AliveLocked(const WorkerEntry& entry, absl::Time now) const;
+  // HomeUntil: the end of the worker's home grace (its durable value once declared dead, else
+  // what it will be if the worker stays silent from now).
+  absl::Time HomeUntilLocked(const WorkerEntry& entry) const;
+  // Away: dead, not draining, and still within its home grace.
+  bool AwayLocked(const std::string& worker_id, absl::Time now) const;
   // DueMode: the mode of the crawl due now (UNSPECIFIED: none, or leased, GONE or paused).
   v1::CrawlMode DueModeLocked(const coordinator::RepoRecord& rec, absl::Time now) const;
   // NeedsCrawl: DueMode is not UNSPECIFIED.
   bool NeedsCrawlLocked(const coordinator::RepoRecord& rec, absl::Time now) const;
   // NextCrawlAt: when the next crawl is due (InfiniteFuture: never unless triggered).
   absl::Time NextCrawlAtLocked(const coordinator::RepoRecord& rec, absl::Time now) const;
-  // Assignment returns slug -> owner among live, non-draining workers, recomputing it when the
-  // catalog, sizes or membership changed.
+  // Assignment returns slug -> owner among live, non-draining workers, or the away worker that
+  // is the home of the repository (see the file comment), recomputing it when the catalog,
+  // sizes or membership changed.
   const std::map<std::string, std::string>& AssignmentLocked(absl::Time now);
   // ReapDrained deletes draining workers that hold no lease according to `held` (worker ->
   // leases) into `batch` and returns their ids; the caller erases them once committed.
@@ -242,6 +267,7 @@ class CoordinatorCore {
   // Assignment cache: valid while !assignment_dirty_ and the eligible workers are unchanged.
   std::map<std::string, std::string> owners_;  // slug -> worker
   std::vector<std::string> assigned_workers_;
+  std::vector<std::string> assigned_homes_;  // away workers the cache was computed with
   bool assignment_dirty_ = true;
   std::map<std::string, std::vector<RateSample>> rates_;  // slug -> samples of current lease
   int64_t lease_expirations_ = 0;

@@ -159,21 +159,40 @@ void CoordinatorCore::RemoveWorkersLocked(const std::vector<std::string>& ids) {
 const std::map<std::string, std::string>& CoordinatorCore::AssignmentLocked(absl::Time now) {
   std::vector<AssignableWorker> workers;
   std::vector<std::string> ids;
+  std::vector<std::string> homes;  // away workers, within their home grace
   for (const auto& [id, entry] : workers_) {
-    if (!AliveLocked(id, now) || entry.record.draining()) continue;
-    workers.push_back({id, static_cast<double>(std::max(1, entry.record.capacity()))});
-    ids.push_back(id);
+    if (entry.record.draining()) continue;
+    if (AliveLocked(entry, now)) {
+      workers.push_back({id, static_cast<double>(std::max(1, entry.record.capacity()))});
+      ids.push_back(id);
+    } else if (AwayLocked(id, now)) {
+      homes.push_back(id);
+    }
   }
-  if (!assignment_dirty_ && ids == assigned_workers_) return owners_;
+  if (!assignment_dirty_ && ids == assigned_workers_ && homes == assigned_homes_) return owners_;
   // The owner a repository sticks to is the live worker whose store holds its data (the store
   // that set its cursor): giving it to anyone else costs a full crawl. Without one, the previous
   // assignment, then the last lease holder.
   std::map<std::string, std::string> worker_of_store;
   for (const std::string& id : ids) worker_of_store[workers_[id].record.store_id()] = id;
+  // A repository whose store belongs to an away worker waits for it (home grace): it stays
+  // out of the placement, so no live worker is granted it and no live worker's share counts it.
+  std::map<std::string, std::string> home_of_store;
+  for (const std::string& id : homes) {
+    const std::string& store = workers_[id].record.store_id();
+    if (!store.empty() && worker_of_store.count(store) == 0) home_of_store[store] = id;
+  }
+  std::map<std::string, std::string> waiting;  // slug -> away worker
   std::vector<AssignableRepo> repos;
   repos.reserve(repos_.size());
   for (const auto& [slug, rec] : repos_) {
     if (!rec.moved_to().empty() || rec.paused()) continue;
+    if (rec.has_cursor()) {
+      if (auto home = home_of_store.find(rec.cursor_store_id()); home != home_of_store.end()) {
+        waiting.emplace(slug, home->second);
+        continue;
+      }
+    }
     std::string owner;
     auto holder = worker_of_store.find(rec.cursor_store_id());
     if (rec.has_cursor() && holder != worker_of_store.end()) {
@@ -186,7 +205,9 @@ const std::map<std::string, std::string>& CoordinatorCore::AssignmentLocked(absl
     repos.push_back({slug, rec.issues_estimated(), owner});
   }
   owners_ = AssignRepositories(workers, repos, options_.load_tolerance);
+  owners_.insert(waiting.begin(), waiting.end());
   assigned_workers_ = std::move(ids);
+  assigned_homes_ = std::move(homes);
   assignment_dirty_ = false;
   return owners_;
 }

@@ -53,6 +53,7 @@ struct Flags {
   int64_t lease_ttl_ms = 0;
   int64_t heartbeat_ms = 0;
   int64_t worker_timeout_ms = 0;
+  int64_t home_grace_ms = -1;
   int64_t account_reserve = -1;
   std::string admin_token_env;
   std::string cluster_token_env;
@@ -109,6 +110,7 @@ int Run(const Flags& flags) {
   if (flags.worker_timeout_ms > 0) {
     options.worker_timeout = absl::Milliseconds(flags.worker_timeout_ms);
   }
+  if (flags.home_grace_ms >= 0) options.home_grace = absl::Milliseconds(flags.home_grace_ms);
   if (flags.account_reserve >= 0) options.account_reserve = flags.account_reserve;
   coordinator::AccessOptions access;
   access.insecure_admin = flags.insecure_admin;
@@ -195,13 +197,14 @@ int Run(const Flags& flags) {
   }
   spdlog::info(
       "coordinator serving on port {} ({}, admin calls {}, worker calls {}; data {}, "
-      "lease_ttl {}, worker_timeout {})",
+      "lease_ttl {}, worker_timeout {}, home_grace {})",
       port, tls.enabled() ? "TLS" : "plaintext",
       !access.admin_token.empty() ? "need the admin token"
       : access.insecure_admin     ? "open (--insecure-admin)"
                                   : "disabled (no admin token)",
       access.cluster_token.empty() ? "open" : "need the cluster token", flags.data,
-      absl::FormatDuration(options.lease_ttl), absl::FormatDuration(options.worker_timeout));
+      absl::FormatDuration(options.lease_ttl), absl::FormatDuration(options.worker_timeout),
+      absl::FormatDuration((*core)->options().home_grace.value_or(absl::ZeroDuration())));
 
   {
     Ticker ticker(core->get(), absl::Milliseconds(250));
@@ -235,6 +238,11 @@ int main(int argc, char** argv) {
   app.add_option("--worker-timeout-ms", flags.worker_timeout_ms,
                  "silence after which a worker is dead (overrides the config)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--home-grace-ms", flags.home_grace_ms,
+                 "how long a dead worker's repositories wait for it before moving to another "
+                 "worker (a move costs a full crawl); 0: none (overrides the config; default "
+                 "3 x the worker timeout)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--account-reserve", flags.account_reserve,
                  "requests of an account's shared budget kept per running crawl (overrides the "
                  "config)")

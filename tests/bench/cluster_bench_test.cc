@@ -5,7 +5,8 @@
 //     workers; prints the time from adding the repositories to the last completed crawl, and
 //     the speed-up (target ≥ 3.5×).
 //  2. Failover: a worker crawling a large repository is SIGKILLed; prints the time until another
-//     worker holds the repository's lease (target: the worker timeout + 1 s).
+//     worker holds the repository's lease (target: the worker timeout + 1 s; + the home grace,
+//     3 × the timeout, if the killed worker's store had already set the repository's cursor).
 //
 // Sizes come from the environment (defaults are the bounded form `ctest -L bench` runs):
 //   ISSUESCOPE_BENCH_REPOS (40), ISSUESCOPE_BENCH_ISSUES (100), ISSUESCOPE_BENCH_LATENCY_MS (50).

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -79,6 +80,26 @@ full_recrawl_interval = "168h"
       "[[repository]]\nrepo = \"github:a/b\"\nfull_recrawl_interval = \"10ms\"\n", "c.toml");
   EXPECT_THAT(std::string(short_full.status().message()),
               HasSubstr("full_recrawl_interval: must be at least 1s"));
+}
+
+TEST(CatalogConfigTest, HomeGraceAllowsZero) {
+  const std::pair<const char*, absl::Duration> good[] = {{"45s", absl::Seconds(45)},
+                                                         {"0s", absl::ZeroDuration()}};
+  for (const auto& [text, want] : good) {
+    SCOPED_TRACE(text);
+    auto config = ParseCatalogConfig(
+        absl::StrCat("[coordinator]\nhome_grace = \"", text, "\"\n"), "c.toml");
+    ASSERT_TRUE(config.ok()) << config.status();
+    CoordinatorOptions options;
+    EXPECT_FALSE(options.home_grace.has_value());  // default: 3 × worker_timeout at Open
+    config->ApplyTo(&options);
+    EXPECT_EQ(options.home_grace, want);
+  }
+  auto bad = ParseCatalogConfig("[coordinator]\nhome_grace = \"-5s\"\n", "c.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("c.toml:2:14: [coordinator].home_grace: '-5s' is not a duration of "
+                        "zero or more"));
 }
 
 TEST(CatalogConfigTest, EmptyFileIsEmptyCatalog) {

@@ -59,9 +59,11 @@ class FailoverTest : public CoreTest {
     ASSERT_TRUE(core_->ReportProgress(done).ok());
   }
 
-  // OutliveOthers advances the clock past worker_timeout while only `survivor` heartbeats.
+  // OutliveOthers advances the clock past worker_timeout and the home grace that follows it
+  // (10 s + 30 s by default: until then a dead worker's repositories wait for it) while only
+  // `survivor` heartbeats.
   void OutliveOthers(const std::string& survivor) {
-    for (int i = 0; i < 6; ++i) {
+    for (int i = 0; i < 21; ++i) {
       clock_.Advance(absl::Seconds(2));
       auto beat = Heartbeat(survivor, {});
       ASSERT_TRUE(beat.ok()) << beat.status();
