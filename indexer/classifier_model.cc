@@ -35,6 +35,43 @@ double Round6(double v) {
   return std::strtod(buf, nullptr);
 }
 
+// ModelJson is what both file formats start with: format, taxonomy, name, features, and an empty
+// "heads" array.
+nlohmann::json ModelJson(const std::string& taxonomy_tag, const std::string& name,
+                         const FeatureOptions& features) {
+  nlohmann::json j;
+  j["format"] = kFormat;
+  j["format_version"] = kFormatVersion;
+  j["taxonomy"] = taxonomy_tag;
+  if (!name.empty()) j["name"] = name;
+  j["features"] = {{"hash_bits", features.hash_bits},
+                   {"bigrams", features.bigrams},
+                   {"max_body_tokens", features.max_body_tokens},
+                   {"strip_noise", features.strip_noise},
+                   {"title_char_ngrams", features.title_char_ngrams},
+                   {"title_weight", features.title_weight},
+                   {"signal_text", features.signal_text}};
+  j["heads"] = nlohmann::json::array();
+  return j;
+}
+
+// HeadJson is a head's entry without its weights: name, type, classes, bias, length_weight.
+nlohmann::json HeadJson(const Head& head) {
+  nlohmann::json h;
+  h["name"] = head.name;
+  h["type"] = head.type;
+  h["classes"] = head.classes;
+  nlohmann::json bias = nlohmann::json::array();
+  for (float b : head.bias) bias.push_back(Round6(b));
+  h["bias"] = bias;
+  if (!head.length_weight.empty()) {
+    nlohmann::json lw = nlohmann::json::array();
+    for (float v : head.length_weight) lw.push_back(Round6(v));
+    h["length_weight"] = lw;
+  }
+  return h;
+}
+
 void Softmax(std::vector<double>* scores) {
   double max = *std::max_element(scores->begin(), scores->end());
   double sum = 0;
@@ -202,32 +239,9 @@ absl::StatusOr<Head> TrainHead(absl::string_view name, const std::vector<Feature
 }
 
 absl::Status LinearModel::Save(const std::string& path) const {
-  nlohmann::json j;
-  j["format"] = kFormat;
-  j["format_version"] = kFormatVersion;
-  j["taxonomy"] = taxonomy_tag_;
-  if (!name_.empty()) j["name"] = name_;
-  j["features"] = {{"hash_bits", features_.hash_bits},
-                   {"bigrams", features_.bigrams},
-                   {"max_body_tokens", features_.max_body_tokens},
-                   {"strip_noise", features_.strip_noise},
-                   {"title_char_ngrams", features_.title_char_ngrams},
-                   {"title_weight", features_.title_weight},
-                   {"signal_text", features_.signal_text}};
-  j["heads"] = nlohmann::json::array();
+  nlohmann::json j = ModelJson(taxonomy_tag_, name_, features_);
   for (const Head& head : heads_) {
-    nlohmann::json h;
-    h["name"] = head.name;
-    h["type"] = head.type;
-    h["classes"] = head.classes;
-    nlohmann::json bias = nlohmann::json::array();
-    for (float b : head.bias) bias.push_back(Round6(b));
-    h["bias"] = bias;
-    if (!head.length_weight.empty()) {
-      nlohmann::json lw = nlohmann::json::array();
-      for (float v : head.length_weight) lw.push_back(Round6(v));
-      h["length_weight"] = lw;
-    }
+    nlohmann::json h = HeadJson(head);
     nlohmann::json rows = nlohmann::json::array();
     const size_t k = head.classes.size();
     const size_t dim = head.weights.size() / std::max<size_t>(k, 1);
@@ -331,19 +345,7 @@ absl::StatusOr<LinearModel> LinearModel::Parse(absl::string_view text, absl::str
 }
 
 absl::Status LinearModel::SaveCompact(const std::string& path) const {
-  nlohmann::json j;
-  j["format"] = kFormat;
-  j["format_version"] = kFormatVersion;
-  j["taxonomy"] = taxonomy_tag_;
-  if (!name_.empty()) j["name"] = name_;
-  j["features"] = {{"hash_bits", features_.hash_bits},
-                   {"bigrams", features_.bigrams},
-                   {"max_body_tokens", features_.max_body_tokens},
-                   {"strip_noise", features_.strip_noise},
-                   {"title_char_ngrams", features_.title_char_ngrams},
-                   {"title_weight", features_.title_weight},
-                   {"signal_text", features_.signal_text}};
-  j["heads"] = nlohmann::json::array();
+  nlohmann::json j = ModelJson(taxonomy_tag_, name_, features_);
   std::string body;
   for (const Head& head : heads_) {
     const size_t k = head.classes.size();
@@ -351,11 +353,11 @@ absl::Status LinearModel::SaveCompact(const std::string& path) const {
     float scale = 0;
     for (float w : head.weights) scale = std::max(scale, std::fabs(w));
     size_t rows = 0;
+    std::vector<int8_t> q(k);
     for (size_t bucket = 0; bucket < dim; ++bucket) {
       const float* row = &head.weights[bucket * k];
-      int8_t q[256];
       bool any = false;
-      for (size_t c = 0; c < k && c < 256; ++c) {
+      for (size_t c = 0; c < k; ++c) {
         const float v = scale > 0 ? std::round(row[c] / scale * 127.0f) : 0.0f;
         q[c] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
         any = any || q[c] != 0;
@@ -364,20 +366,9 @@ absl::Status LinearModel::SaveCompact(const std::string& path) const {
       ++rows;
       const uint32_t b = static_cast<uint32_t>(bucket);
       for (int i = 0; i < 4; ++i) body.push_back(static_cast<char>((b >> (8 * i)) & 0xff));
-      body.append(reinterpret_cast<const char*>(q), k);
+      body.append(reinterpret_cast<const char*>(q.data()), k);
     }
-    nlohmann::json h;
-    h["name"] = head.name;
-    h["type"] = head.type;
-    h["classes"] = head.classes;
-    nlohmann::json bias = nlohmann::json::array();
-    for (float b : head.bias) bias.push_back(Round6(b));
-    h["bias"] = bias;
-    if (!head.length_weight.empty()) {
-      nlohmann::json lw = nlohmann::json::array();
-      for (float v : head.length_weight) lw.push_back(Round6(v));
-      h["length_weight"] = lw;
-    }
+    nlohmann::json h = HeadJson(head);
     h["scale"] = scale;
     h["rows"] = rows;
     j["heads"].push_back(std::move(h));
