@@ -379,7 +379,12 @@ int main(int argc, char** argv) {
   study_report_cmd->add_flag("--json", study_report.json, "print JSON");
   // ---- end study ----
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help and version exit 0; every usage error exits 2, as the daemons do (not CLI11's codes).
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   issuescope::InitLogging("issuescope", log_level);
 
   if (*crawl_cmd) {

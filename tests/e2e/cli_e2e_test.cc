@@ -237,6 +237,9 @@ TEST_F(CliTest, ClearErrors) {
        1, "cannot create data directory"},
       {"search without index", {"search", "--data", "{DATA}-missing", "x"}, 1, "no index in"},
       {"bad issue reference", {"show", "--data", "{DATA}", "pytorch"}, 2, "OWNER/NAME#NUMBER"},
+      // Usage errors exit 2 like the daemons', not with CLI11's own codes (issue 16, item 14).
+      {"unknown flag", {"search", "--data", "{DATA}", "--no-such-flag", "x"}, 2, "--no-such-flag"},
+      {"missing value", {"crawl", "github:o/r", "--data"}, 2, "--data"},
   };
   for (const ErrorCase& c : cases) {
     SCOPED_TRACE(c.name);

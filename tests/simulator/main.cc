@@ -73,7 +73,12 @@ int main(int argc, char** argv) {
   app.add_option("--transfer", transfers, "[tracker:]OWNER/NAME=OWNER/NAME (repeatable)");
   app.add_option("--delete", deletions, "[tracker:]OWNER/NAME#N[,N...] (repeatable)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help and version exit 0; every usage error exits 2, as the daemons do (not CLI11's codes).
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   issuescope::InitLogging("simulator", log_level);
   for (const std::string& spec : repo_specs) {
     auto parsed = issuescope::sim::ParseRepoSpec(spec);
