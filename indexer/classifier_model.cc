@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string_view>
 
 #include "absl/strings/match.h"
@@ -70,6 +72,48 @@ nlohmann::json HeadJson(const Head& head) {
     h["length_weight"] = lw;
   }
   return h;
+}
+
+// BadNumber reports a number of a model file that is of the wrong type or out of range (thrown
+// by the readers below, caught by Parse with nlohmann's errors).
+struct BadNumber : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// IntOf reads an integer in [lo, hi]; a float, a string or a value out of range is a BadNumber
+// naming `what` (a float such as 1e100 would otherwise be cast to int: undefined behaviour).
+int64_t IntOf(const nlohmann::json& v, absl::string_view what, int64_t lo, int64_t hi) {
+  bool ok = false;
+  int64_t out = 0;
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    ok = u <= static_cast<uint64_t>(hi);
+    out = ok ? static_cast<int64_t>(u) : 0;
+  } else if (v.is_number_integer()) {
+    out = v.get<int64_t>();
+    ok = out >= lo && out <= hi;
+  }
+  if (!ok || out < lo) {
+    throw BadNumber(absl::StrCat(what, " must be an integer in [", lo, ", ", hi, "]"));
+  }
+  return out;
+}
+
+// FloatOf reads a number that fits a float (finite, |v| <= FLT_MAX).
+float FloatOf(const nlohmann::json& v, absl::string_view what) {
+  const double d = v.is_number() ? v.get<double>() : std::nan("");
+  if (!std::isfinite(d) || std::fabs(d) > std::numeric_limits<float>::max()) {
+    throw BadNumber(absl::StrCat(what, " must be a finite number within a float's range"));
+  }
+  return static_cast<float>(d);
+}
+
+// FloatsOf reads an array of FloatOf numbers.
+std::vector<float> FloatsOf(const nlohmann::json& v, absl::string_view what) {
+  if (!v.is_array()) throw BadNumber(absl::StrCat(what, " must be an array of numbers"));
+  std::vector<float> out;
+  for (const nlohmann::json& x : v) out.push_back(FloatOf(x, what));
+  return out;
 }
 
 void Softmax(std::vector<double>* scores) {
@@ -283,18 +327,26 @@ absl::StatusOr<LinearModel> LinearModel::Parse(absl::string_view text, absl::str
       return bad(absl::StrCat("not an issuescope classifier model (\"format\" must be \"",
                               kFormat, "\")"));
     }
-    if (j.value("format_version", 0) != kFormatVersion) {
+    if (!j.contains("format_version") ||
+        IntOf(j["format_version"], "format_version", 0, 1000000) != kFormatVersion) {
       return bad(absl::StrCat("unsupported format_version (this build reads ", kFormatVersion,
                               ")"));
     }
     FeatureOptions features;
     const nlohmann::json& f = j.at("features");
-    features.hash_bits = f.at("hash_bits").get<int>();
+    features.hash_bits = static_cast<int>(IntOf(f.at("hash_bits"), "features.hash_bits", 8, 24));
     features.bigrams = f.at("bigrams").get<bool>();
-    features.max_body_tokens = f.at("max_body_tokens").get<int>();
+    features.max_body_tokens = static_cast<int>(
+        IntOf(f.at("max_body_tokens"), "features.max_body_tokens", -1, 1 << 24));
     features.strip_noise = f.value("strip_noise", false);
-    features.title_char_ngrams = f.value("title_char_ngrams", 0);
+    features.title_char_ngrams =
+        f.contains("title_char_ngrams")
+            ? static_cast<int>(IntOf(f["title_char_ngrams"], "features.title_char_ngrams", 0, 64))
+            : 0;
     features.title_weight = f.value("title_weight", 1.0);
+    if (!(features.title_weight >= 0 && features.title_weight <= 1e6)) {
+      return bad("features.title_weight must be in [0, 1e6]");
+    }
     features.signal_text = f.value("signal_text", false);
     if (features.hash_bits < 8 || features.hash_bits > 24) {
       return bad("features.hash_bits must be in [8, 24]");
@@ -314,10 +366,10 @@ absl::StatusOr<LinearModel> LinearModel::Parse(absl::string_view text, absl::str
       head.classes = h.at("classes").get<std::vector<std::string>>();
       const size_t k = head.classes.size();
       if (k < 2) return bad(absl::StrCat("head '", head.name, "' has fewer than two classes"));
-      head.bias = h.at("bias").get<std::vector<float>>();
+      head.bias = FloatsOf(h.at("bias"), "bias");
       if (head.bias.size() != k) return bad(absl::StrCat("head '", head.name, "': bias size"));
       if (h.contains("length_weight")) {
-        head.length_weight = h.at("length_weight").get<std::vector<float>>();
+        head.length_weight = FloatsOf(h.at("length_weight"), "length_weight");
         if (head.length_weight.size() != k) {
           return bad(absl::StrCat("head '", head.name, "': length_weight size"));
         }
@@ -332,14 +384,21 @@ absl::StatusOr<LinearModel> LinearModel::Parse(absl::string_view text, absl::str
         if (!row.is_array() || row.size() != k + 1) {
           return bad(absl::StrCat("head '", head.name, "': a weight row is not [bucket, w...]"));
         }
-        uint64_t bucket = row[0].get<uint64_t>();
-        if (bucket >= dim) return bad(absl::StrCat("head '", head.name, "': bucket out of range"));
-        for (size_t c = 0; c < k; ++c) head.weights[bucket * k + c] = row[c + 1].get<float>();
+        // Non-negative JSON integers parse as unsigned; anything else is out of range.
+        if (!row[0].is_number_unsigned() || row[0].get<uint64_t>() >= dim) {
+          return bad(absl::StrCat("head '", head.name, "': bucket out of range"));
+        }
+        const uint64_t bucket = row[0].get<uint64_t>();
+        for (size_t c = 0; c < k; ++c) {
+          head.weights[bucket * k + c] = FloatOf(row[c + 1], "a weight");
+        }
       }
       model.heads_.push_back(std::move(head));
     }
     return model;
   } catch (const nlohmann::json::exception& e) {
+    return bad(e.what());
+  } catch (const BadNumber& e) {
     return bad(e.what());
   }
 }
@@ -420,7 +479,7 @@ absl::StatusOr<LinearModel> LinearModel::ParseCompact(absl::string_view bytes,
       Head& head = model->heads_[i];
       const nlohmann::json& h = header.at("heads")[i];
       const double scale = h.at("scale").get<double>();
-      const uint64_t rows = h.at("rows").get<uint64_t>();
+      const uint64_t rows = static_cast<uint64_t>(IntOf(h.at("rows"), "rows", 0, int64_t{1} << 24));
       const size_t k = head.classes.size();
       if (!(scale >= 0) || scale > 1e6) return bad(absl::StrCat("head '", head.name, "': scale"));
       if (rows > dim || rest.size() < rows * (4 + k)) {
@@ -437,6 +496,8 @@ absl::StatusOr<LinearModel> LinearModel::ParseCompact(absl::string_view bytes,
       }
     }
   } catch (const nlohmann::json::exception& e) {
+    return bad(e.what());
+  } catch (const BadNumber& e) {
     return bad(e.what());
   }
   if (!rest.empty()) return bad("bytes after the last head");

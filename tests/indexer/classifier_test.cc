@@ -144,6 +144,20 @@ TEST(LinearModel, RejectsBadInputs) {
            {R"({"format":"issuescope-classifier","format_version":1,"features":{"hash_bits":8,
                "bigrams":true,"max_body_tokens":5},"heads":[{"name":"kind","classes":["a","b"],
                "bias":[0,0],"weights":[[999,1,2]]}]})", "bucket out of range"},
+           // Numbers out of their type's range (found by the model_file fuzzer: 2e100 as an int
+           // is undefined behaviour) are refused, naming the field.
+           {R"({"format":"issuescope-classifier","format_version":1,"features":{"hash_bits":2e100,
+               "bigrams":true,"max_body_tokens":5},"heads":[]})", "features.hash_bits"},
+           {R"({"format":"issuescope-classifier","format_version":1.5e300})", "format_version"},
+           {R"({"format":"issuescope-classifier","format_version":1,"features":{"hash_bits":8,
+               "bigrams":true,"max_body_tokens":5},"heads":[{"name":"kind","classes":["a","b"],
+               "bias":[0,1e300],"weights":[]}]})", "bias"},
+           {R"({"format":"issuescope-classifier","format_version":1,"features":{"hash_bits":8,
+               "bigrams":true,"max_body_tokens":5},"heads":[{"name":"kind","classes":["a","b"],
+               "bias":[0,0],"weights":[[-1,1,2]]}]})", "bucket out of range"},
+           {R"({"format":"issuescope-classifier","format_version":1,"features":{"hash_bits":8,
+               "bigrams":true,"max_body_tokens":5},"heads":[{"name":"kind","classes":["a","b"],
+               "bias":[0,0],"weights":[[3,1,-4e40]]}]})", "a weight"},
        }) {
     auto model = LinearModel::Parse(c.text, "m.json");
     ASSERT_FALSE(model.ok()) << c.text;
