@@ -76,14 +76,30 @@ std::vector<std::string> Tokenize(absl::string_view text) {
   return tokens;
 }
 
-uint32_t HashFeature(absl::string_view feature, int hash_bits) {
-  uint64_t h = 1469598103934665603ULL;
-  for (char c : feature) {
+namespace {
+
+// Fnv continues FNV-1a 64 (the features' hash) over `piece`: hashing a feature in pieces
+// ("T:", a token, " ", the next token) gives the hash of the concatenated string without
+// building it.
+inline uint64_t Fnv(uint64_t h, absl::string_view piece) {
+  for (char c : piece) {
     h ^= static_cast<unsigned char>(c);
     h *= 1099511628211ULL;
   }
+  return h;
+}
+constexpr uint64_t kFnvBasis = 1469598103934665603ULL;
+
+// Bucket maps a hash to one of 2^hash_bits buckets.
+inline uint32_t Bucket(uint64_t h, int hash_bits) {
   h ^= h >> 32;
   return static_cast<uint32_t>(h & ((uint64_t{1} << hash_bits) - 1));
+}
+
+}  // namespace
+
+uint32_t HashFeature(absl::string_view feature, int hash_bits) {
+  return Bucket(Fnv(kFnvBasis, feature), hash_bits);
 }
 
 std::string StripNoise(absl::string_view text) {
@@ -113,24 +129,6 @@ std::string StripNoise(absl::string_view text) {
 }
 
 namespace {
-
-// Fnv continues FNV-1a 64 (HashFeature's hash) over `piece`: hashing a feature in pieces
-// ("T:", a token, " ", the next token) gives the hash of the concatenated string without
-// building it.
-inline uint64_t Fnv(uint64_t h, absl::string_view piece) {
-  for (char c : piece) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-constexpr uint64_t kFnvBasis = 1469598103934665603ULL;
-
-// Bucket finishes a hash as HashFeature does.
-inline uint32_t Bucket(uint64_t h, int hash_bits) {
-  h ^= h >> 32;
-  return static_cast<uint32_t>(h & ((uint64_t{1} << hash_bits) - 1));
-}
 
 // AddBlock adds a block's hashed features (one bucket per occurrence, in any order) to `out`
 // as 1 + ln(count) per bucket, scaled to L2 norm `weight`. Sorts `buckets`.

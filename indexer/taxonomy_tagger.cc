@@ -35,6 +35,34 @@ std::string FingerprintHash(absl::string_view bytes) {
   return absl::StrFormat("%016x", hash);
 }
 
+absl::StatusOr<ModelArgument> ResolveModelArgument(absl::string_view arg,
+                                                   absl::string_view taxonomy_tag) {
+  ModelArgument out;
+  if (arg.empty() || arg == kModelNone) return out;
+  if (arg == kModelDefault) {
+    const absl::string_view bytes = EmbeddedModelBytes();
+    if (bytes.empty()) return out;  // a build without a model (bootstrapping one)
+    ASSIGN_OR_RETURN(classifier::LinearModel model,
+                     classifier::LinearModel::Parse(bytes, EmbeddedModelName()));
+    if (model.taxonomy_tag() != taxonomy_tag) return out;
+    out.model = std::move(model);
+    out.bytes = std::string(bytes);
+    out.source = std::string(EmbeddedModelName());
+    return out;
+  }
+  const std::string path(arg);
+  ASSIGN_OR_RETURN(out.bytes, ReadFileBytes(path, "model"));
+  ASSIGN_OR_RETURN(classifier::LinearModel model, classifier::LinearModel::Parse(out.bytes, path));
+  out.model = std::move(model);
+  out.source = path;
+  return out;
+}
+
+std::string ModelLabel(const classifier::LinearModel& model, absl::string_view bytes) {
+  return absl::StrCat(model.name().empty() ? "unnamed" : model.name(), "@",
+                      FingerprintHash(bytes).substr(0, 8));
+}
+
 absl::StatusOr<std::unique_ptr<TaxonomyTagger>> TaxonomyTagger::Create(
     const std::string& taxonomy_path, const std::string& model) {
   std::string text;
@@ -46,17 +74,22 @@ absl::StatusOr<std::unique_ptr<TaxonomyTagger>> TaxonomyTagger::Create(
     ASSIGN_OR_RETURN(text, ReadFileBytes(taxonomy_path, "taxonomy"));
     source = taxonomy_path;
   }
-  if (model.empty() || model == kModelNone) return FromText(text, source);
-  // The taxonomy's tag decides whether the default model applies: parse it once here.
+  // The taxonomy's tag decides whether the default model applies.
   ASSIGN_OR_RETURN(taxonomy::Taxonomy parsed, taxonomy::ParseTaxonomy(text, source));
   ASSIGN_OR_RETURN(ModelArgument resolved, ResolveModelArgument(model, parsed.Tag()));
-  return FromText(text, source, std::move(resolved.model), resolved.bytes);
+  return Build(std::move(parsed), text, source, std::move(resolved.model), resolved.bytes);
 }
 
 absl::StatusOr<std::unique_ptr<TaxonomyTagger>> TaxonomyTagger::FromText(
     absl::string_view text, absl::string_view source,
     std::optional<classifier::LinearModel> model, absl::string_view model_bytes) {
   ASSIGN_OR_RETURN(taxonomy::Taxonomy parsed, taxonomy::ParseTaxonomy(text, source));
+  return Build(std::move(parsed), text, source, std::move(model), model_bytes);
+}
+
+absl::StatusOr<std::unique_ptr<TaxonomyTagger>> TaxonomyTagger::Build(
+    taxonomy::Taxonomy parsed, absl::string_view text, absl::string_view source,
+    std::optional<classifier::LinearModel> model, absl::string_view model_bytes) {
   auto tax = std::make_unique<taxonomy::Taxonomy>(std::move(parsed));
   std::unique_ptr<classifier::LinearModel> owned_model;
   std::string model_hash = "none";

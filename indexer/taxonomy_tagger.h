@@ -29,6 +29,29 @@
 
 namespace issuescope::indexer {
 
+// The model arguments every program accepts (`--model`): kModelNone ("none") or "" for rules and
+// labels only, kModelDefault ("default") for the embedded model, anything else a file path.
+inline constexpr absl::string_view kModelNone = "none";
+inline constexpr absl::string_view kModelDefault = "default";
+
+// ModelArgument is what a `--model` argument resolves to.
+struct ModelArgument {
+  std::optional<classifier::LinearModel> model;  // nullopt: rules and labels only
+  std::string bytes;                             // the model file's bytes (fingerprints)
+  std::string source;                            // its path, or EmbeddedModelName()
+};
+
+// ResolveModelArgument resolves `arg` for a taxonomy tagged `taxonomy_tag` ("llm-dl/1"):
+// "" or "none" → no model; "default" → the embedded model when it was trained for that
+// taxonomy, else no model (a custom taxonomy has no default model); anything else → the model
+// file at that path (NOT_FOUND / INVALID_ARGUMENT naming it, as LinearModel::Load).
+absl::StatusOr<ModelArgument> ResolveModelArgument(absl::string_view arg,
+                                                   absl::string_view taxonomy_tag);
+
+// ModelLabel is what tags record of a model: "<name>@<first 8 hex digits of FNV-1a 64 of its
+// bytes>", the name being "unnamed" when the model has none.
+std::string ModelLabel(const classifier::LinearModel& model, absl::string_view bytes);
+
 class TaxonomyTagger : public Tagger {
  public:
   // Create loads the taxonomy at `taxonomy_path` ("" = the embedded default) and the model
@@ -60,6 +83,11 @@ class TaxonomyTagger : public Tagger {
   const std::string& model_label() const { return model_label_; }
 
  private:
+  // Build makes the tagger of a parsed taxonomy (its file's `text` goes into the fingerprint).
+  static absl::StatusOr<std::unique_ptr<TaxonomyTagger>> Build(
+      taxonomy::Taxonomy parsed, absl::string_view text, absl::string_view source,
+      std::optional<classifier::LinearModel> model, absl::string_view model_bytes);
+
   TaxonomyTagger(std::unique_ptr<taxonomy::Taxonomy> taxonomy,
                  std::unique_ptr<classifier::LinearModel> model, std::string fingerprint,
                  std::string model_label);

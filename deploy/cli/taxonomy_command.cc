@@ -13,8 +13,8 @@
 #include "indexer/classifier_data.h"
 #include "indexer/classifier_eval.h"
 #include "indexer/classifier_model.h"
-#include "indexer/embedded_model.h"
 #include "indexer/taxonomy.h"
+#include "indexer/taxonomy_tagger.h"
 #include "nlohmann/json.hpp"
 
 namespace issuescope::cli {
