@@ -35,17 +35,8 @@ if [ "$seconds" = 0 ] && [ -z "$runs" ]; then
   exit 2
 fi
 
-build="${BUILD_DIR:-build-sanitize}"
-cxx="${CXX:-clang++}"
-if ! command -v "$cxx" >/dev/null 2>&1; then
-  echo "run_fuzzers: $cxx not found (install Debian's clang)" >&2
-  exit 1
-fi
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  # -O1 with line tables: fast to compile, and stack traces still name lines.
-  cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DISSUESCOPE_FUZZ=ON \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only"
-fi
+# shellcheck source=../sanitizers/sanitize_tree.sh
+source tests/sanitizers/sanitize_tree.sh run_fuzzers
 cmake --build "$build" -j "$jobs" --target issuescope-fuzzers
 
 mkdir -p "$build/fuzz-artifacts" "$build/fuzz-logs"

@@ -41,17 +41,8 @@ while [ $# -gt 0 ]; do
 done
 [ ${#targets[@]} -gt 0 ] || targets=("${TESTS[@]}")
 
-build="${BUILD_DIR:-build-sanitize}"
-cxx="${CXX:-clang++}"
-if ! command -v "$cxx" >/dev/null 2>&1; then
-  echo "run_asan: $cxx not found (install Debian's clang)" >&2
-  exit 1
-fi
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  # -O1 with line tables: fast to compile and run, and stack traces still name lines.
-  cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DISSUESCOPE_FUZZ=ON \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only"
-fi
+# shellcheck source=../sanitizers/sanitize_tree.sh
+source tests/sanitizers/sanitize_tree.sh run_asan
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0}"
