@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The labelled development set of real issues (docs/LABELLING.md).
 
-  devset.py sample  > indexer/taxonomies/devset/sample.txt   # the seeded choice of issue refs
-  devset.py packets --out DIR [--chunks 3]                   # annotator packets (texts, not kept)
+  devset.py sample [--set 2] > indexer/taxonomies/devset[-2]/sample.txt  # the seeded choice of refs
+  devset.py packets --out DIR [--chunks 3] [--set 2]         # annotator packets (texts, not kept)
   devset.py join LABELS.jsonl [--out FILE]                   # labels + texts -> training JSONL
   devset.py check LABELS.jsonl [--packet FILE]               # ids valid, every packet issue once
 
@@ -19,9 +19,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import shared_issues  # noqa: E402
 
 SEED = 20261203
-# Per source: how many issues the development set takes (>= 40 % LLM-related: all of vLLM).
-QUOTAS = [("vllm", 300), ("mhnurf-pytorch", 120), ("mhnurf-keras", 70),
-          ("mhnurf-incubator-mxnet", 50), ("mhnurf-caffe", 20), ("tf-silent", 60)]
+# Per set and source: how many issues the set takes (>= 40 % LLM-related: all of vLLM). Set 2 is
+# drawn from what set 1 left, with its own seed, so the two never share an issue.
+SETS = {
+    1: dict(seed=SEED, dir="devset",
+            quotas=[("vllm", 300), ("mhnurf-pytorch", 120), ("mhnurf-keras", 70),
+                    ("mhnurf-incubator-mxnet", 50), ("mhnurf-caffe", 20), ("tf-silent", 60)]),
+    2: dict(seed=SEED + 1001, dir="devset-2",
+            quotas=[("vllm", 250), ("mhnurf-pytorch", 140), ("mhnurf-keras", 90),
+                    ("mhnurf-incubator-mxnet", 70), ("mhnurf-caffe", 33), ("tf-silent", 17)]),
+}
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def sample_path(set_no):
+    return os.path.join(HERE, "../../indexer/taxonomies", SETS[set_no]["dir"], "sample.txt")
+
+
+def read_refs(path):
+    return [l.strip() for l in open(path) if l.strip() and not l.startswith("#")]
 
 
 def need_shared():
@@ -32,11 +48,15 @@ def need_shared():
     return data
 
 
-def sample(issues):
-    rng = random.Random(SEED)
+def sample(issues, set_no=1):
+    spec = SETS[set_no]
+    taken = set()
+    for earlier in range(1, set_no):
+        taken.update(read_refs(sample_path(earlier)))
+    rng = random.Random(spec["seed"])
     refs = []
-    for source, quota in QUOTAS:
-        pool = sorted((i for i in issues.values() if i["source"] == source),
+    for source, quota in spec["quotas"]:
+        pool = sorted((i for i in issues.values() if i["source"] == source and i["ref"] not in taken),
                       key=lambda i: i["number"])
         refs += [i["ref"] for i in rng.sample(pool, min(quota, len(pool)))]
     return refs
@@ -112,11 +132,14 @@ def check(labels_path, packet):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("sample")
+    s = sub.add_parser("sample")
+    s.add_argument("--set", type=int, choices=sorted(SETS), default=1,
+                   help="which development set (2 is disjoint from 1)")
     p = sub.add_parser("packets")
     p.add_argument("--out", required=True)
     p.add_argument("--chunks", type=int, default=3)
-    p.add_argument("--sample", default=os.path.join(os.path.dirname(__file__), "../../indexer/taxonomies/devset/sample.txt"))
+    p.add_argument("--set", type=int, choices=sorted(SETS), default=1)
+    p.add_argument("--sample", help="a sample file (default: the set's sample.txt)")
     j = sub.add_parser("join")
     j.add_argument("labels")
     j.add_argument("--out", default="-")
@@ -132,11 +155,11 @@ def main():
         sys.exit(2 if args.cmd == "join" else 0)
     issues = shared_issues.load_all(data)
     if args.cmd == "sample":
-        print("\n".join(sample(issues)))
+        print("\n".join(sample(issues, args.set)))
     elif args.cmd == "packets":
-        refs = [l.strip() for l in open(args.sample) if l.strip() and not l.startswith("#")]
+        refs = read_refs(args.sample or sample_path(args.set))
         os.makedirs(args.out, exist_ok=True)
-        rng = random.Random(SEED + 1)
+        rng = random.Random(SETS[args.set]["seed"] + 1)
         order = refs[:]
         rng.shuffle(order)  # every chunk mixes sources
         size = -(-len(order) // args.chunks)
