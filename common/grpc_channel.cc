@@ -77,9 +77,8 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
 }
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateCoordinatorChannel(
-    const std::string& address, const std::string& tls_ca_file, const std::string& flag,
-    const std::string& bearer_token) {
-  auto credentials = ChannelCredentialsFor(tls_ca_file, flag);
+    const std::string& address, const ClientTlsFiles& tls, const std::string& bearer_token) {
+  auto credentials = ChannelCredentialsFor(tls);
   if (!credentials.ok()) return credentials.status();
   if (bearer_token.empty()) return grpc::CreateChannel(address, *credentials);
   std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> creators;

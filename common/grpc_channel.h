@@ -46,13 +46,14 @@ struct ClientTlsFiles {
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
     const ClientTlsFiles& files);
 
-// CreateCoordinatorChannel is grpc::CreateChannel(address, ChannelCredentialsFor(tls_ca_file)).
-// With a `bearer_token`, every call on the channel carries the metadata "authorization: Bearer
-// <token>" (the coordinator's cluster or admin credential, coordinator/security.h); put TLS
-// under it on any network but loopback, or the token crosses it in the clear.
+// CreateCoordinatorChannel is grpc::CreateChannel(address, ChannelCredentialsFor(tls)): TLS
+// trusting tls.ca (plaintext without one), presenting tls.cert/key to a coordinator that
+// requires client certificates (its --tls-client-ca; a worker's certificate must then name the
+// worker's id, coordinator/security.h). With a `bearer_token`, every call on the channel carries
+// the metadata "authorization: Bearer <token>" (the coordinator's cluster or admin credential);
+// put TLS under it on any network but loopback, or the token crosses it in the clear.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateCoordinatorChannel(
-    const std::string& address, const std::string& tls_ca_file,
-    const std::string& flag = "--tls-ca", const std::string& bearer_token = "");
+    const std::string& address, const ClientTlsFiles& tls, const std::string& bearer_token = "");
 
 // TokenFromEnvironment returns the value of environment variable `var` (surrounding whitespace
 // removed), "" when `var` is empty. INVALID_ARGUMENT naming `flag` and the variable (never its

@@ -51,10 +51,20 @@ grpc::Status CoordinatorService::Member(const grpc::ServerContext* ctx,
       "(--cluster-token-env on workers and the indexer)"));
 }
 
+grpc::Status CoordinatorService::Worker(const grpc::ServerContext* ctx, const char* method,
+                                        const std::string& worker_id) const {
+  if (grpc::Status s = Member(ctx, method); !s.ok()) return s;
+  if (!access_.bind_worker_ids) return grpc::Status::OK;
+  absl::Status allowed = CheckPeerIsWorker(*ctx, worker_id);
+  if (allowed.ok()) return grpc::Status::OK;
+  spdlog::warn("{} from {} refused: {}", method, ctx->peer(), std::string(allowed.message()));
+  return ToGrpcStatus(allowed);
+}
+
 grpc::Status CoordinatorService::RegisterWorker(grpc::ServerContext* ctx,
                                                 const v1::RegisterWorkerRequest* req,
                                                 v1::RegisterWorkerResponse* resp) {
-  if (grpc::Status s = Member(ctx, "RegisterWorker"); !s.ok()) return s;
+  if (grpc::Status s = Worker(ctx, "RegisterWorker", req->worker_id()); !s.ok()) return s;
   // A worker listening on every interface leaves its store's host to us: the one it calls from.
   absl::StatusOr<std::string> address = ResolveStoreAddress(req->store_address(), ctx->peer());
   if (!address.ok()) return ToGrpcStatus(address.status());
@@ -65,28 +75,28 @@ grpc::Status CoordinatorService::RegisterWorker(grpc::ServerContext* ctx,
 
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
                                            v1::HeartbeatResponse* resp) {
-  if (grpc::Status s = Member(ctx, "Heartbeat"); !s.ok()) return s;
+  if (grpc::Status s = Worker(ctx, "Heartbeat", req->worker_id()); !s.ok()) return s;
   return Serve("Heartbeat", core_->Heartbeat(*req), resp);
 }
 
 grpc::Status CoordinatorService::AcquireLeases(grpc::ServerContext* ctx,
                                                const v1::AcquireLeasesRequest* req,
                                                v1::AcquireLeasesResponse* resp) {
-  if (grpc::Status s = Member(ctx, "AcquireLeases"); !s.ok()) return s;
+  if (grpc::Status s = Worker(ctx, "AcquireLeases", req->worker_id()); !s.ok()) return s;
   return Serve("AcquireLeases", core_->AcquireLeases(*req), resp);
 }
 
 grpc::Status CoordinatorService::ReportProgress(grpc::ServerContext* ctx,
                                                 const v1::ReportProgressRequest* req,
                                                 v1::ReportProgressResponse* resp) {
-  if (grpc::Status s = Member(ctx, "ReportProgress"); !s.ok()) return s;
+  if (grpc::Status s = Worker(ctx, "ReportProgress", req->worker_id()); !s.ok()) return s;
   return Serve("ReportProgress", core_->ReportProgress(*req), resp);
 }
 
 grpc::Status CoordinatorService::ReleaseLease(grpc::ServerContext* ctx,
                                               const v1::ReleaseLeaseRequest* req,
                                               v1::ReleaseLeaseResponse* resp) {
-  if (grpc::Status s = Member(ctx, "ReleaseLease"); !s.ok()) return s;
+  if (grpc::Status s = Worker(ctx, "ReleaseLease", req->worker_id()); !s.ok()) return s;
   return Serve("ReleaseLease", core_->ReleaseLease(*req), resp);
 }
 
@@ -120,7 +130,7 @@ grpc::Status CoordinatorService::GetStatus(grpc::ServerContext* ctx, const v1::G
 grpc::Status CoordinatorService::LeaveWorker(grpc::ServerContext* ctx,
                                              const v1::DrainWorkerRequest* req,
                                              v1::DrainWorkerResponse* resp) {
-  if (grpc::Status s = Member(ctx, "LeaveWorker"); !s.ok()) return s;
+  if (grpc::Status s = Worker(ctx, "LeaveWorker", req->worker_id()); !s.ok()) return s;
   return Serve("LeaveWorker", core_->DrainWorker(*req), resp);
 }
 

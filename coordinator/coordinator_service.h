@@ -27,6 +27,11 @@ struct AccessOptions {
   // The cluster token: the workers' calls (register, heartbeat, leases, progress, leave) and
   // GetStatus need it (or the admin token). Empty: those calls are open.
   std::string cluster_token;
+  // Bind worker calls to client certificates (the coordinator's --tls-client-ca): register,
+  // heartbeat, acquire, report, release and leave are accepted only when the call's verified
+  // client certificate names the request's worker_id (security.h CheckPeerIsWorker), on top of
+  // the cluster token. Default: false (any cluster member may act as any worker id).
+  bool bind_worker_ids = false;
 };
 
 // CoordinatorService serves issuescope.v1.Coordinator from a CoordinatorCore.
@@ -77,6 +82,10 @@ class CoordinatorService final : public v1::Coordinator::Service {
   // Member checks the credential of a worker's call or of GetStatus: the cluster token or the
   // admin token, when a cluster token is configured.
   grpc::Status Member(const grpc::ServerContext* ctx, const char* method) const;
+  // Worker checks a worker's call for `worker_id`: Member, and with bind_worker_ids the client
+  // certificate naming `worker_id`.
+  grpc::Status Worker(const grpc::ServerContext* ctx, const char* method,
+                      const std::string& worker_id) const;
 
   CoordinatorCore* const core_;
   const AccessOptions access_;

@@ -2,7 +2,8 @@
 // whose state lives in --data. Flags override the [coordinator] table of --config; the config's
 // repositories are added to the catalog at start. --admin-token-env names the environment
 // variable holding the admin token (never a flag value); --tls-cert/--tls-key serve TLS;
-// --metrics-listen serves Prometheus metrics at GET /metrics (over HTTPS with the same
+// --tls-client-ca requires client certificates and binds each worker's calls to the id its
+// certificate names (coordinator/security.h); --metrics-listen serves Prometheus metrics at GET /metrics (over HTTPS with the same
 // certificate when --tls-cert is given). Errors: one line on stderr, exit code 2.
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
@@ -61,6 +62,7 @@ struct Flags {
   bool insecure_cluster = false;
   std::string tls_cert;
   std::string tls_key;
+  std::string tls_client_ca;
   std::string metrics_listen;
   std::string metrics_port_file;
   std::string log_level = "info";
@@ -139,6 +141,8 @@ int Run(const Flags& flags) {
   ServerTlsFiles tls;
   tls.cert = flags.tls_cert;
   tls.key = flags.tls_key;
+  tls.client_ca = flags.tls_client_ca;
+  access.bind_worker_ids = !tls.client_ca.empty();
   auto credentials = ServerCredentialsFor(tls);
   if (!credentials.ok()) return Fail(std::string(credentials.status().message()));
 
@@ -196,13 +200,14 @@ int Run(const Flags& flags) {
     }
   }
   spdlog::info(
-      "coordinator serving on port {} ({}, admin calls {}, worker calls {}; data {}, "
+      "coordinator serving on port {} ({}, admin calls {}, worker calls {}{}; data {}, "
       "lease_ttl {}, worker_timeout {}, home_grace {})",
       port, tls.enabled() ? "TLS" : "plaintext",
       !access.admin_token.empty() ? "need the admin token"
       : access.insecure_admin     ? "open (--insecure-admin)"
                                   : "disabled (no admin token)",
-      access.cluster_token.empty() ? "open" : "need the cluster token", flags.data,
+      access.cluster_token.empty() ? "open" : "need the cluster token",
+      access.bind_worker_ids ? " and a client certificate naming the worker" : "", flags.data,
       absl::FormatDuration(options.lease_ttl), absl::FormatDuration(options.worker_timeout),
       absl::FormatDuration((*core)->options().home_grace.value_or(absl::ZeroDuration())));
 
@@ -261,6 +266,10 @@ int main(int argc, char** argv) {
   app.add_option("--tls-cert", flags.tls_cert, "PEM certificate chain: serve gRPC over TLS")
       ->check(CLI::ExistingFile);
   app.add_option("--tls-key", flags.tls_key, "PEM private key of --tls-cert")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-client-ca", flags.tls_client_ca,
+                 "PEM CA: accept only clients presenting a certificate it signed (gRPC and "
+                 "metrics), and a worker's calls only when its certificate names its --id")
       ->check(CLI::ExistingFile);
   app.add_option("--metrics-listen", flags.metrics_listen,
                  "HOST:PORT to serve Prometheus metrics on (GET /metrics; HTTPS with "

@@ -1,11 +1,16 @@
 #include "coordinator/security.h"
 
+#include <grpc/grpc_security_constants.h>
+#include <grpcpp/security/auth_context.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 
 namespace issuescope::coordinator {
@@ -51,6 +56,34 @@ absl::Status CheckBearerToken(const grpc::ServerContext& context, absl::string_v
     return absl::UnauthenticatedError("the admin token is wrong");
   }
   return absl::OkStatus();
+}
+
+std::vector<std::string> PeerCertificateNames(const grpc::ServerContext& context) {
+  std::vector<std::string> names;
+  const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (auth == nullptr || !auth->IsPeerAuthenticated()) return names;
+  for (const char* property : {GRPC_X509_CN_PROPERTY_NAME, GRPC_X509_SAN_PROPERTY_NAME}) {
+    for (const grpc::string_ref& value : auth->FindPropertyValues(property)) {
+      std::string name(value.data(), value.size());
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        names.push_back(std::move(name));
+      }
+    }
+  }
+  return names;
+}
+
+absl::Status CheckPeerIsWorker(const grpc::ServerContext& context, absl::string_view worker_id) {
+  const std::vector<std::string> names = PeerCertificateNames(context);
+  if (names.empty()) {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "worker calls need a client certificate naming the worker (this coordinator has "
+        "--tls-client-ca); the call for worker '", worker_id, "' presented none"));
+  }
+  if (std::find(names.begin(), names.end(), worker_id) != names.end()) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat(
+      "the client certificate names ", absl::StrJoin(names, ", "), ", not worker '", worker_id,
+      "': a worker may only act as the id its certificate names"));
 }
 
 absl::StatusOr<std::string> ReadTokenFromEnv(const std::string& var) {

@@ -98,8 +98,10 @@ int main(int argc, char** argv) {
   int64_t gitee_budget = 0;
   int secondary_backoff_s = 60;
   int drain_timeout_s = 30;
-  std::string tls_ca, cluster_token_env, advertise_address;
+  std::string cluster_token_env, advertise_address;
   ServerTlsFiles store_tls;
+  ClientTlsFiles coordinator_tls{"", "", "", "--tls-ca", "--coordinator-tls-cert",
+                                 "--coordinator-tls-key"};
   app.add_option("--id", id, "worker id ([A-Za-z0-9._-]{1,64})");
   app.add_option("--listen", listen,
                  "host:port to serve the IssueStore on (port 0 picks a free one; a second "
@@ -137,8 +139,13 @@ int main(int argc, char** argv) {
   app.add_option("--drain-timeout-s", drain_timeout_s,
                  "on SIGTERM/SIGINT, how long running crawls may finish before they are "
                  "cancelled and their leases released");
-  app.add_option("--tls-ca", tls_ca,
+  app.add_option("--tls-ca", coordinator_tls.ca,
                  "PEM file of the CA (or self-signed certificate) of a TLS coordinator");
+  app.add_option("--coordinator-tls-cert", coordinator_tls.cert,
+                 "PEM certificate chain presented to a coordinator that requires client "
+                 "certificates (its --tls-client-ca); it must name this worker's --id");
+  app.add_option("--coordinator-tls-key", coordinator_tls.key,
+                 "PEM private key of --coordinator-tls-cert");
   app.add_option("--cluster-token-env", cluster_token_env,
                  "environment variable holding the coordinator's cluster token");
   app.add_option("--tls-cert", store_tls.cert,
@@ -189,7 +196,7 @@ int main(int argc, char** argv) {
   if (!checked_address.ok()) return Fail(std::string(checked_address.status().message()));
   auto cluster_token = TokenFromEnvironment(cluster_token_env, "--cluster-token-env");
   if (!cluster_token.ok()) return Fail(std::string(cluster_token.status().message()));
-  auto channel = CreateCoordinatorChannel(coordinator, tls_ca, "--tls-ca", *cluster_token);
+  auto channel = CreateCoordinatorChannel(coordinator, coordinator_tls, *cluster_token);
   if (!channel.ok()) return Fail(std::string(channel.status().message()));
   InitLogging("crawler", log_level);
 
@@ -278,6 +285,13 @@ int main(int argc, char** argv) {
     if (worker.drained()) {
       worker.Stop();
       break;
+    }
+    if (absl::Status fatal = worker.fatal_error(); !fatal.ok()) {
+      worker.Stop();
+      store_service.Shutdown();
+      server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+      server->Wait();
+      return Fail(std::string(fatal.message()));
     }
   }
   // The store is served until the worker's crawls ended, so followers see every change.

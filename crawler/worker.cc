@@ -185,6 +185,11 @@ bool CrawlerWorker::AllCrawlsFinishedLocked() const {
   return true;
 }
 
+absl::Status CrawlerWorker::fatal_error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return fatal_;
+}
+
 int CrawlerWorker::active_crawls() const {
   std::lock_guard<std::mutex> lock(mu_);
   int n = 0;
@@ -221,6 +226,19 @@ bool CrawlerWorker::Register() {
       spdlog::info("worker {} registered with the coordinator (store {} at {})",
                    options_.worker_id, store_->store_id(), options_.store_address);
       return true;
+    }
+    if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+        s.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
+        s.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+      // Retrying cannot change the answer: the credentials or the request are wrong.
+      absl::Status refused = FromGrpcStatus(s);
+      refused = absl::Status(refused.code(), absl::StrCat("the coordinator refused to register "
+                                                          "worker ", options_.worker_id, ": ",
+                                                          refused.message()));
+      spdlog::error("{}", std::string(refused.message()));
+      std::lock_guard<std::mutex> lock(mu_);
+      fatal_ = std::move(refused);
+      return false;
     }
     if (attempt == 1 || attempt % 10 == 0) {
       spdlog::warn("RegisterWorker failed (attempt {}): {}", attempt, s.error_message());

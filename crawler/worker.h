@@ -113,6 +113,13 @@ class CrawlerWorker {
   // the process should exit (Stop, then exit 0).
   bool drained() const { return drained_.load(); }
 
+  // fatal_error is OK while the worker runs or retries; it holds the coordinator's refusal when
+  // RegisterWorker was refused for good (UNAUTHENTICATED, PERMISSION_DENIED: wrong cluster
+  // token, a client certificate that names another worker; INVALID_ARGUMENT: a request the
+  // coordinator rejects). The control loop has then ended; the process should Stop and exit
+  // non-zero with this message.
+  absl::Status fatal_error() const;
+
   // registered reports whether RegisterWorker has succeeded at least once.
   bool registered() const { return registered_.load(); }
   // completed_crawls counts crawls that finished with done=true reported (not paused ones).
@@ -166,6 +173,7 @@ class CrawlerWorker {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;  // guarded by mu_
+  absl::Status fatal_;     // guarded by mu_
   bool started_ = false;   // guarded by mu_
   std::map<std::string, std::unique_ptr<ActiveCrawl>> crawls_;  // guarded by mu_; by slug
 

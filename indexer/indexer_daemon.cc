@@ -41,8 +41,7 @@ absl::Status IndexerDaemon::Start() {
   }
   if (has_coordinator) {
     auto channel = CreateCoordinatorChannel(options_.coordinator_address,
-                                            options_.coordinator_tls_ca, "--tls-ca",
-                                            options_.coordinator_token);
+                                            options_.coordinator_tls, options_.coordinator_token);
     if (!channel.ok()) return channel.status();
     std::lock_guard<std::mutex> lock(mu_);
     coordinator_ = v1::Coordinator::NewStub(*channel);
@@ -109,8 +108,7 @@ absl::Status IndexerDaemon::PollOnce() {
     std::lock_guard<std::mutex> lock(mu_);
     if (coordinator_ == nullptr) {
       auto channel = CreateCoordinatorChannel(options_.coordinator_address,
-                                            options_.coordinator_tls_ca, "--tls-ca",
-                                            options_.coordinator_token);
+                                            options_.coordinator_tls, options_.coordinator_token);
       if (!channel.ok()) return channel.status();
       coordinator_ = v1::Coordinator::NewStub(*channel);
     }

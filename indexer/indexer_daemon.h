@@ -38,9 +38,10 @@ struct IndexerDaemonOptions {
   // host:port of the coordinator to discover workers from. Exactly one of coordinator_address
   // and store_addresses must be given. Default: "".
   std::string coordinator_address;
-  // PEM file of the CA (or self-signed certificate) of a TLS coordinator; "" talks plaintext.
-  // Default: "".
-  std::string coordinator_tls_ca;
+  // TLS of the coordinator channel: its CA (or self-signed certificate; "" talks plaintext)
+  // and the client certificate presented to a coordinator that requires one (its
+  // --tls-client-ca). Default: plaintext; flags --tls-ca, --tls-cert, --tls-key.
+  ClientTlsFiles coordinator_tls;
   // Cluster token sent to the coordinator (coordinator/security.h); "": none. Never logged.
   std::string coordinator_token;
   // host:port of each store to follow (static mode). Default: empty.

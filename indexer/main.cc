@@ -99,13 +99,20 @@ int main(int argc, char** argv) {
   auto* store_opt =
       app.add_option("--store", stores, "store HOST:PORT to follow (repeatable)")->take_all();
   coordinator_opt->excludes(store_opt);
-  std::string tls_ca, cluster_token_env;
+  std::string cluster_token_env;
   app.add_option("--cluster-token-env", cluster_token_env,
                  "environment variable holding the coordinator's cluster token");
-  app.add_option("--tls-ca", tls_ca,
+  issuescope::indexer::IndexerDaemonOptions daemon_options;
+  issuescope::ClientTlsFiles& coordinator_tls = daemon_options.coordinator_tls;
+  app.add_option("--tls-ca", coordinator_tls.ca,
                  "PEM file of the CA (or self-signed certificate) of a TLS coordinator")
       ->needs(coordinator_opt);
-  issuescope::indexer::IndexerDaemonOptions daemon_options;
+  app.add_option("--tls-cert", coordinator_tls.cert,
+                 "PEM certificate chain presented to a coordinator that requires client "
+                 "certificates (its --tls-client-ca)")
+      ->needs(coordinator_opt);
+  app.add_option("--tls-key", coordinator_tls.key, "PEM private key of --tls-cert")
+      ->needs(coordinator_opt);
   issuescope::ClientTlsFiles& store_tls = daemon_options.store_tls;
   app.add_option("--store-tls-ca", store_tls.ca,
                  "PEM CA (or self-signed certificate) of the stores: dial every store over TLS");
@@ -200,7 +207,6 @@ int main(int argc, char** argv) {
   }
 
   daemon_options.coordinator_address = coordinator;
-  daemon_options.coordinator_tls_ca = tls_ca;
   {
     auto token = issuescope::TokenFromEnvironment(cluster_token_env, "--cluster-token-env");
     if (!token.ok()) return Fail(std::string(token.status().message()));

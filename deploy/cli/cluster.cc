@@ -145,7 +145,7 @@ absl::Status Cluster::StartCoordinator(int port) {
   coordinator_port_ = bound;
   coordinator_address_ = absl::StrCat("127.0.0.1:", bound);
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
-                   CreateCoordinatorChannel(coordinator_address_, "", "--tls-ca", admin_token_));
+                   CreateCoordinatorChannel(coordinator_address_, ClientTlsFiles{}, admin_token_));
   coordinator_stub_ = v1::Coordinator::NewStub(channel);
   return absl::OkStatus();
 }

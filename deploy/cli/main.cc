@@ -160,8 +160,11 @@ int main(int argc, char** argv) {
   status_cmd->add_flag("--watch", status.watch, "refresh every second");
   status_cmd->add_option("--token-env", status.token_env,
                          "environment variable holding the coordinator's admin token");
-  status_cmd->add_option("--tls-ca", status.tls_ca, "PEM file of the CA the coordinator's TLS "
+  status_cmd->add_option("--tls-ca", status.tls.ca, "PEM file of the CA the coordinator's TLS "
                                                      "certificate chains to (default: plaintext)");
+  status_cmd->add_option("--tls-cert", status.tls.cert,
+                         "PEM client certificate, for a coordinator with --tls-client-ca");
+  status_cmd->add_option("--tls-key", status.tls.key, "PEM private key of --tls-cert");
 
   // Admin commands: change the coordinator's catalog and schedules.
   std::vector<std::pair<CLI::App*, std::string>> admin_cmds;
@@ -173,7 +176,10 @@ int main(int argc, char** argv) {
         ->required();
     cmd->add_option("--token-env", admin.target.token_env,
                     "environment variable holding the admin token");
-    cmd->add_option("--tls-ca", admin.target.tls_ca, "PEM file of the coordinator's CA");
+    cmd->add_option("--tls-ca", admin.target.tls.ca, "PEM file of the coordinator's CA");
+    cmd->add_option("--tls-cert", admin.target.tls.cert,
+                    "PEM client certificate, for a coordinator with --tls-client-ca");
+    cmd->add_option("--tls-key", admin.target.tls.key, "PEM private key of --tls-cert");
     cmd->add_option("args", admin.args, args_help);
     admin_cmds.emplace_back(cmd, action);
     return cmd;

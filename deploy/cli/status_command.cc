@@ -51,7 +51,7 @@ absl::StatusOr<Connection> Connect(const CoordinatorTarget& target) {
     // Without --token-env, the admin token of the environment (as `issuescope up` prints it).
     conn.token = std::string(absl::StripAsciiWhitespace(value));
   }
-  ASSIGN_OR_RETURN(auto credentials, ChannelCredentialsFor(target.tls_ca));
+  ASSIGN_OR_RETURN(auto credentials, ChannelCredentialsFor(target.tls));
   conn.stub = v1::Coordinator::NewStub(grpc::CreateChannel(target.coordinator, credentials));
   return conn;
 }
@@ -163,7 +163,7 @@ std::string FormatStatus(const v1::GetStatusResponse& status, absl::Time now) {
 }
 
 absl::Status RunStatus(const StatusCommandOptions& options) {
-  const CoordinatorTarget target{options.coordinator, options.token_env, options.tls_ca};
+  const CoordinatorTarget target{options.coordinator, options.token_env, options.tls};
   ASSIGN_OR_RETURN(Connection conn, Connect(target));
   ProgressBoard board(stdout, isatty(STDOUT_FILENO) != 0 && options.watch);
   do {

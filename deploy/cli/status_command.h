@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/grpc_channel.h"
 #include "issuescope/v1/coordinator.pb.h"
 
 namespace issuescope::cli {
@@ -34,14 +35,16 @@ inline constexpr char kDefaultClusterTokenEnv[] = "ISSUESCOPE_CLUSTER_TOKEN";
 struct CoordinatorTarget {
   std::string coordinator;  // HOST:PORT
   std::string token_env;    // environment variable holding the admin token ("": none)
-  std::string tls_ca;       // PEM file of the CA to trust ("": plaintext)
+  // TLS: the CA to trust ("": plaintext) and the client certificate presented to a
+  // coordinator that requires one (its --tls-client-ca).
+  ClientTlsFiles tls;
 };
 
 // StatusCommandOptions are the flags of `issuescope status`.
 struct StatusCommandOptions {
   std::string coordinator;  // HOST:PORT
   std::string token_env;    // as CoordinatorTarget::token_env
-  std::string tls_ca;       // as CoordinatorTarget::tls_ca
+  ClientTlsFiles tls;       // as CoordinatorTarget::tls
   bool json = false;
   bool watch = false;
 };

@@ -1,6 +1,9 @@
 // A throw-away PKI for TLS tests, made with the openssl command-line tool at test time: a CA; a
 // server certificate it signed for localhost, 127.0.0.1 and ::1; a client certificate it signed
-// (for mTLS); and a stranger — a certificate and key signed by another CA nobody trusts. EC
+// (for mTLS, CN "indexer"); two worker certificates it signed, one naming worker "w1" (common
+// name and DNS name), one naming worker "w2" only as a DNS name (common name "ops"), usable as
+// client and server certificates; and a stranger — a certificate and key signed by another CA
+// nobody trusts. EC
 // P-256 keys, valid one day. Header-only; tests skip when no openssl command is installed.
 #pragma once
 
@@ -19,6 +22,8 @@ struct TestCertificates {
   std::string ca;  // the CA certificate every client trusts
   std::string server_cert, server_key;
   std::string client_cert, client_key;
+  std::string worker1_cert, worker1_key;  // names worker "w1"
+  std::string worker2_cert, worker2_key;  // names worker "w2" (a SAN; its CN is "ops")
   std::string stranger_cert, stranger_key;  // signed by another CA
 };
 
@@ -58,6 +63,12 @@ inline absl::StatusOr<TestCertificates> MakeTestCertificates(const std::string& 
         leaf("server", "localhost", "ca",
              "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\nextendedKeyUsage=serverAuth"),
         leaf("client", "indexer", "ca", "extendedKeyUsage=clientAuth"),
+        leaf("worker1", "w1", "ca",
+             "subjectAltName=DNS:w1,DNS:localhost,IP:127.0.0.1\n"
+             "extendedKeyUsage=serverAuth,clientAuth"),
+        leaf("worker2", "ops", "ca",
+             "subjectAltName=DNS:w2,DNS:localhost,IP:127.0.0.1\n"
+             "extendedKeyUsage=serverAuth,clientAuth"),
         leaf("stranger", "stranger", "other-ca", "extendedKeyUsage=clientAuth")}) {
     if (!s.ok()) return s;
   }
@@ -67,6 +78,10 @@ inline absl::StatusOr<TestCertificates> MakeTestCertificates(const std::string& 
   certs.server_key = dir + "/server.key";
   certs.client_cert = dir + "/client.pem";
   certs.client_key = dir + "/client.key";
+  certs.worker1_cert = dir + "/worker1.pem";
+  certs.worker1_key = dir + "/worker1.key";
+  certs.worker2_cert = dir + "/worker2.pem";
+  certs.worker2_key = dir + "/worker2.key";
   certs.stranger_cert = dir + "/stranger.pem";
   certs.stranger_key = dir + "/stranger.key";
   return certs;

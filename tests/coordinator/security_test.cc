@@ -15,6 +15,7 @@
 #include "common/tls.h"
 #include "coordinator/coordinator_service.h"
 #include "gtest/gtest.h"
+#include "tests/common/test_certificates.h"
 #include "tests/coordinator/core_fixture.h"
 
 namespace issuescope::coordinator::testing {
@@ -254,6 +255,132 @@ TEST_F(CoreTest, ServesTlsWithASelfSignedCertificate) {
   plain_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   v1::GetStatusResponse status;
   EXPECT_FALSE(plain->GetStatus(&plain_ctx, v1::GetStatusRequest(), &status).ok());
+  server->Shutdown();
+  std::filesystem::remove_all(dir);
+}
+
+// With client certificates required (--tls-client-ca), a worker's calls are bound to the id its
+// certificate names: w1's certificate registers, heartbeats and leaves as w1 but not as w2; a
+// certificate naming w2 only as a DNS name acts as w2; the indexer's certificate reads status but
+// acts as no worker; clients without a certificate, or with one another CA signed, get nothing.
+TEST_F(CoreTest, ClientCertificatesBindWorkerCallsToTheirIds) {
+  if (!HasOpenssl()) GTEST_SKIP() << "no openssl command";
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("issuescope-mtls-" + std::to_string(::getpid()))).string();
+  auto certs = MakeTestCertificates(dir);
+  ASSERT_TRUE(certs.ok()) << certs.status();
+  ServerTlsFiles tls;
+  tls.cert = certs->server_cert;
+  tls.key = certs->server_key;
+  tls.client_ca = certs->ca;
+  auto credentials = ServerCredentialsFor(tls);
+  ASSERT_TRUE(credentials.ok()) << credentials.status();
+  AccessOptions access{kToken, false, kClusterToken};
+  access.bind_worker_ids = true;
+  CoordinatorService service(core_.get(), access);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", *credentials, &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  const std::string target = "localhost:" + std::to_string(port);
+  auto stub_for = [&](const std::string& cert, const std::string& key) {
+    ClientTlsFiles files;
+    files.ca = certs->ca;
+    files.cert = cert;
+    files.key = key;
+    auto channel = CreateCoordinatorChannel(target, files, kClusterToken);
+    EXPECT_TRUE(channel.ok()) << channel.status();
+    return v1::Coordinator::NewStub(*channel);
+  };
+  auto deadline = [](grpc::ClientContext* ctx) {
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  };
+  auto register_as = [&](v1::Coordinator::Stub* stub, const std::string& id) {
+    v1::RegisterWorkerRequest req;
+    req.set_worker_id(id);
+    req.set_store_address("127.0.0.1:7000");
+    req.set_store_id("store-" + id);
+    req.set_capacity(2);
+    v1::RegisterWorkerResponse resp;
+    grpc::ClientContext ctx;
+    deadline(&ctx);
+    return stub->RegisterWorker(&ctx, req, &resp);
+  };
+  auto heartbeat_as = [&](v1::Coordinator::Stub* stub, const std::string& id) {
+    v1::HeartbeatRequest req;
+    req.set_worker_id(id);
+    v1::HeartbeatResponse resp;
+    grpc::ClientContext ctx;
+    deadline(&ctx);
+    return stub->Heartbeat(&ctx, req, &resp);
+  };
+  auto acquire_as = [&](v1::Coordinator::Stub* stub, const std::string& id) {
+    v1::AcquireLeasesRequest req;
+    req.set_worker_id(id);
+    req.set_max_leases(1);
+    v1::AcquireLeasesResponse resp;
+    grpc::ClientContext ctx;
+    deadline(&ctx);
+    return stub->AcquireLeases(&ctx, req, &resp);
+  };
+  auto leave_as = [&](v1::Coordinator::Stub* stub, const std::string& id) {
+    v1::DrainWorkerRequest req;
+    req.set_worker_id(id);
+    v1::DrainWorkerResponse resp;
+    grpc::ClientContext ctx;
+    deadline(&ctx);
+    return stub->LeaveWorker(&ctx, req, &resp);
+  };
+  auto status_of = [&](v1::Coordinator::Stub* stub) {
+    v1::GetStatusResponse resp;
+    grpc::ClientContext ctx;
+    deadline(&ctx);
+    return stub->GetStatus(&ctx, v1::GetStatusRequest(), &resp);
+  };
+
+  auto w1 = stub_for(certs->worker1_cert, certs->worker1_key);
+  auto w2 = stub_for(certs->worker2_cert, certs->worker2_key);
+  auto indexer = stub_for(certs->client_cert, certs->client_key);
+  grpc::Status s = register_as(w1.get(), "w1");
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  s = register_as(w2.get(), "w2");
+  EXPECT_TRUE(s.ok()) << "a DNS name in the certificate names the worker: " << s.error_message();
+  EXPECT_TRUE(heartbeat_as(w1.get(), "w1").ok());
+  EXPECT_TRUE(acquire_as(w1.get(), "w1").ok());
+
+  // w1's certificate cannot stand in for w2 in any worker call.
+  s = register_as(w1.get(), "w2");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_NE(s.error_message().find("names w1"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("'w2'"), std::string::npos) << s.error_message();
+  EXPECT_EQ(heartbeat_as(w1.get(), "w2").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(acquire_as(w1.get(), "w2").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(leave_as(w1.get(), "w2").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(register_as(indexer.get(), "w1").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  // The indexer's certificate (CN "indexer") reads status, as every certified member may.
+  s = status_of(indexer.get());
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  // w2 is still registered and not draining: w1's LeaveWorker for it was refused.
+  {
+    v1::HeartbeatRequest req;
+    req.set_worker_id("w2");
+    v1::HeartbeatResponse resp;
+    grpc::ClientContext ctx;
+    deadline(&ctx);
+    ASSERT_TRUE(w2->Heartbeat(&ctx, req, &resp).ok());
+    EXPECT_TRUE(resp.known());
+    EXPECT_FALSE(resp.draining());
+  }
+  EXPECT_TRUE(leave_as(w1.get(), "w1").ok());
+
+  // No client certificate, or one another CA signed: the TLS handshake refuses the call.
+  auto anonymous = stub_for("", "");
+  EXPECT_FALSE(status_of(anonymous.get()).ok());
+  EXPECT_FALSE(register_as(anonymous.get(), "w3").ok());
+  auto stranger = stub_for(certs->stranger_cert, certs->stranger_key);
+  EXPECT_FALSE(register_as(stranger.get(), "stranger").ok());
   server->Shutdown();
   std::filesystem::remove_all(dir);
 }

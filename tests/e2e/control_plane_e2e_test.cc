@@ -322,7 +322,7 @@ TEST(ControlPlane, WorkerAndIndexerTalkToATlsCoordinator) {
                                    work + "/indexer.log");
   ASSERT_TRUE(indexer.ok());
 
-  auto channel = CreateCoordinatorChannel(address, cert);
+  auto channel = CreateCoordinatorChannel(address, ClientTlsFiles{.ca = cert});
   ASSERT_TRUE(channel.ok()) << channel.status();
   auto stub = v1::Coordinator::NewStub(*channel);
   auto status_now = [&]() {
@@ -359,6 +359,80 @@ TEST(ControlPlane, WorkerAndIndexerTalkToATlsCoordinator) {
   if (!::testing::Test::HasFailure()) std::filesystem::remove_all(work);
 }
 
+// A coordinator with --tls-client-ca: the worker whose certificate names its --id registers and
+// heartbeats, the indexer reads status with its own certificate, and a worker presenting w1's
+// certificate under the id w2 is refused for good: it exits 2 saying which names the
+// certificate holds, rather than retrying.
+TEST(ControlPlane, WorkersActOnlyAsTheIdTheirCertificateNames) {
+  if (!HasOpenssl()) GTEST_SKIP() << "no openssl command";
+  const std::string work = MakeTempDir("issuescope-ctl-mtls");
+  auto certs = MakeTestCertificates(work + "/pki");
+  ASSERT_TRUE(certs.ok()) << certs.status();
+  auto coordinator = Subprocess::Start(
+      {Bin("issuescope-coordinator"), "--listen=127.0.0.1:0", "--port-file=" + work + "/c.port",
+       "--data=" + work + "/coordinator", "--tls-cert=" + certs->server_cert,
+       "--tls-key=" + certs->server_key, "--tls-client-ca=" + certs->ca, "--heartbeat-ms=200"},
+      work + "/coordinator.log");
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  auto port = WaitForPortFile(work + "/c.port", absl::Seconds(30), coordinator->get());
+  ASSERT_TRUE(port.ok()) << port.status() << ReadFile(work + "/coordinator.log");
+  const std::string address = absl::StrCat("localhost:", *port);
+  auto worker_args = [&](const std::string& id) {
+    return std::vector<std::string>{
+        Bin("issuescope-crawler"), "--id=" + id, "--listen=127.0.0.1:0",
+        "--data=" + work + "/" + id, "--coordinator=" + address, "--tls-ca=" + certs->ca,
+        "--coordinator-tls-cert=" + certs->worker1_cert,
+        "--coordinator-tls-key=" + certs->worker1_key};
+  };
+  auto impostor = Subprocess::Start(worker_args("w2"), work + "/w2.log");
+  ASSERT_TRUE(impostor.ok());
+  int impostor_status = 0;
+  ASSERT_TRUE((*impostor)->Wait(absl::Seconds(30), &impostor_status))
+      << "a refused worker must exit, not retry\n" << ReadFile(work + "/w2.log");
+  EXPECT_TRUE(WIFEXITED(impostor_status) && WEXITSTATUS(impostor_status) == 2);
+  const std::string impostor_log = ReadFile(work + "/w2.log");
+  EXPECT_TRUE(absl::StrContains(impostor_log, "names w1")) << impostor_log;
+  EXPECT_TRUE(absl::StrContains(impostor_log, "'w2'")) << impostor_log;
+
+  auto worker = Subprocess::Start(worker_args("w1"), work + "/w1.log");
+  ASSERT_TRUE(worker.ok());
+  auto indexer = Subprocess::Start(
+      {Bin("issuescope-indexer"), "--index=" + work + "/index", "--coordinator=" + address,
+       "--tls-ca=" + certs->ca, "--tls-cert=" + certs->client_cert,
+       "--tls-key=" + certs->client_key},
+      work + "/indexer.log");
+  ASSERT_TRUE(indexer.ok());
+  ClientTlsFiles tls;
+  tls.ca = certs->ca;
+  tls.cert = certs->client_cert;
+  tls.key = certs->client_key;
+  auto channel = CreateCoordinatorChannel(address, tls);
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  auto stub = v1::Coordinator::NewStub(*channel);
+  bool alive = false;
+  for (int i = 0; i < 100 && !alive; ++i) {
+    v1::GetStatusResponse status;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::Status s = stub->GetStatus(&ctx, v1::GetStatusRequest(), &status);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    const v1::WorkerStatus* w = FindWorker(status, "w1");
+    alive = w != nullptr && w->alive();
+    EXPECT_EQ(FindWorker(status, "w2"), nullptr) << "the impostor was registered";
+    if (!alive) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(alive) << "w1 never registered with its certificate\n" << ReadFile(work + "/w1.log");
+  absl::SleepFor(absl::Seconds(1));
+  EXPECT_TRUE((*indexer)->Running());
+  const std::string indexer_log = ReadFile(work + "/indexer.log");
+  EXPECT_FALSE(absl::StrContains(indexer_log, "discovery failed")) << indexer_log;
+  EXPECT_TRUE(absl::StrContains(ReadFile(work + "/coordinator.log"), "client certificate naming"));
+  EXPECT_EQ((*worker)->Stop(), "exit 0");
+  (*indexer)->Stop();
+  (*coordinator)->Stop();
+  if (!::testing::Test::HasFailure()) std::filesystem::remove_all(work);
+}
+
 TEST(ControlPlane, IndexerFollowsATlsStoreAtTheAddressTheWorkerCalledFrom) {
   if (!HasOpenssl()) GTEST_SKIP() << "no openssl command";
   const std::string work = MakeTempDir("issuescope-ctl-store-tls");
@@ -386,7 +460,7 @@ TEST(ControlPlane, IndexerFollowsATlsStoreAtTheAddressTheWorkerCalledFrom) {
   ASSERT_TRUE(store_port.ok()) << store_port.status() << ReadFile(work + "/worker.log");
   const std::string store_address = absl::StrCat("127.0.0.1:", *store_port);
 
-  auto channel = CreateCoordinatorChannel(address, "");
+  auto channel = CreateCoordinatorChannel(address, ClientTlsFiles{});
   ASSERT_TRUE(channel.ok()) << channel.status();
   auto stub = v1::Coordinator::NewStub(*channel);
   std::string listed, store_id;

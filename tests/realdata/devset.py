@@ -5,6 +5,8 @@
   devset.py packets --out DIR [--chunks 3] [--set 2]         # annotator packets (texts, not kept)
   devset.py join LABELS.jsonl [--out FILE]                   # labels + texts -> training JSONL
   devset.py check LABELS.jsonl [--packet FILE]               # ids valid, every packet issue once
+  devset.py disagreements A.jsonl B.jsonl --out FILE         # adjudication packet (texts, not kept)
+  devset.py merge A.jsonl B.jsonl --decisions D.jsonl [--set 2] > adjudicated.jsonl
 
 The project keeps the references and the labels; the texts stay in ../shared and are joined at run
 time. Without ../shared every command says so and exits 0 with nothing written (`join` exits 2).
@@ -129,6 +131,64 @@ def check(labels_path, packet):
     return 1 if errors else 0
 
 
+FIELDS = ("kind", "theme", "subtheme", "llm")
+
+
+def read_labels(path):
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        if line.strip():
+            x = json.loads(line)
+            x["subtheme"] = x.get("subtheme") or ""
+            out[x["ref"]] = x
+    return out
+
+
+def differing(a, b):
+    return [f for f in FIELDS if a.get(f) != b.get(f)]
+
+
+def disagreements(issues, a_path, b_path, out_path):
+    """Writes, for every issue the two passes label differently, both labels and the text."""
+    a, b = read_labels(a_path), read_labels(b_path)
+    n = 0
+    with open(out_path, "w", encoding="utf-8") as f:
+        for ref in a:
+            if ref not in b or not differing(a[ref], b[ref]):
+                continue
+            n += 1
+            show = lambda x: json.dumps({k: x.get(k) for k in FIELDS})
+            f.write(f"### disagreement on {', '.join(differing(a[ref], b[ref]))}\n"
+                    f"pass A: {show(a[ref])}\npass B: {show(b[ref])}\n")
+            f.write(packet_text(issues[ref]) + "\n")
+    print(f"{n} disagreements of {len(a)} issues written to {out_path}", file=sys.stderr)
+
+
+def merge(a_path, b_path, decisions_path, set_no):
+    """Prints the adjudicated labels in sample order: the agreed label, else the decision."""
+    a, b = read_labels(a_path), read_labels(b_path)
+    decided = read_labels(decisions_path) if decisions_path else {}
+    problems = 0
+    for ref in read_refs(sample_path(set_no)):
+        if ref not in a or ref not in b:
+            print(f"merge: {ref} is missing from a pass", file=sys.stderr)
+            problems += 1
+            continue
+        if not differing(a[ref], b[ref]):
+            row = {k: a[ref][k] for k in FIELDS}
+            row["reason"] = "both passes agreed"
+        elif ref in decided and decided[ref].get("reason"):
+            row = {k: decided[ref][k] for k in FIELDS}
+            row["reason"] = decided[ref]["reason"]
+        else:
+            print(f"merge: {ref}: the passes differ and no decision with a reason was given",
+                  file=sys.stderr)
+            problems += 1
+            continue
+        print(json.dumps({"ref": ref, **row}, ensure_ascii=False))
+    return 1 if problems else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -146,9 +206,20 @@ def main():
     c = sub.add_parser("check")
     c.add_argument("labels")
     c.add_argument("--packet")
+    d = sub.add_parser("disagreements")
+    d.add_argument("a")
+    d.add_argument("b")
+    d.add_argument("--out", required=True)
+    m = sub.add_parser("merge")
+    m.add_argument("a")
+    m.add_argument("b")
+    m.add_argument("--decisions", help="JSONL of the adjudicator's labels, each with a reason")
+    m.add_argument("--set", type=int, choices=sorted(SETS), default=1)
     args = ap.parse_args()
     if args.cmd == "check":
         sys.exit(check(args.labels, args.packet))
+    if args.cmd == "merge":
+        sys.exit(merge(args.a, args.b, args.decisions, args.set))
 
     data = need_shared()
     if data is None:
@@ -167,6 +238,8 @@ def main():
             with open(os.path.join(args.out, f"chunk-{c + 1}.txt"), "w", encoding="utf-8") as f:
                 for ref in order[c * size:(c + 1) * size]:
                     f.write(packet_text(issues[ref]) + "\n")
+    elif args.cmd == "disagreements":
+        disagreements(issues, args.a, args.b, args.out)
     elif args.cmd == "join":
         out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")
         missing = 0
