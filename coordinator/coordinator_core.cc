@@ -294,6 +294,49 @@ absl::Status CoordinatorCore::ExpireLocked(absl::Time now) {
   lease_expirations_ += static_cast<int64_t>(ended.size());
   RemoveWorkersLocked(reaped);
   if (!ended.empty()) assignment_dirty_ = true;
+  return ScheduleLostStoresLocked(now);
+}
+
+absl::Status CoordinatorCore::ScheduleLostStoresLocked(absl::Time now) {
+  // Stores of workers that died and stayed away past their grace, unless a live or away worker
+  // holds the same store.
+  std::set<std::string> held, lost;
+  for (const auto& [id, entry] : workers_) {
+    const std::string& store = entry.record.store_id();
+    if (store.empty()) continue;
+    if (AliveLocked(entry, now) || AwayLocked(id, now)) {
+      held.insert(store);
+    } else if (!entry.record.draining()) {
+      lost.insert(store);
+    }
+  }
+  for (const std::string& store : held) lost.erase(store);
+  if (lost.empty()) return absl::OkStatus();
+  StateBatch batch;
+  std::vector<std::pair<std::string, RepoRecord>> scheduled;
+  for (const auto& [slug, rec] : repos_) {
+    // Already due (scheduled, or an interval passed), failed, paused or leased: its next grant
+    // comes anyway, FULL on another store.
+    if (!rec.has_cursor() || lost.count(rec.cursor_store_id()) == 0 || rec.has_failed_at() ||
+        DueModeLocked(rec, now) != v1::CRAWL_MODE_UNSPECIFIED || !rec.moved_to().empty() ||
+        rec.paused() || !rec.lease_worker().empty()) {
+      continue;
+    }
+    RepoRecord copy = rec;
+    // Granted to any other store, the crawl becomes FULL (AcquireLeases); the old worker
+    // coming back with its store intact resumes incrementally.
+    Request(&copy, v1::CRAWL_MODE_INCREMENTAL);
+    batch.PutRepo(slug, copy);
+    scheduled.emplace_back(slug, std::move(copy));
+  }
+  if (scheduled.empty()) return absl::OkStatus();
+  RETURN_IF_ERROR(state_->Commit(batch));
+  for (auto& [slug, rec] : scheduled) {
+    spdlog::info("{}: store '{}' that holds its data is lost (its worker stayed dead past its "
+                 "grace); scheduling a crawl (FULL on any other store)", slug,
+                 rec.cursor_store_id());
+    repos_[slug] = std::move(rec);
+  }
   return absl::OkStatus();
 }
 

@@ -42,6 +42,14 @@
 //    `home_grace`. DrainWorker on a dead worker ends its grace at once. The end of the grace is
 //    durable (WorkerRecord.home_until); after a restart a worker not known to be dead gets a
 //    grace from the reopen.
+//  - Lost stores: when a worker stays dead past its grace (not drained) and no live or away
+//    worker holds its store, every idle repository whose cursor that store set is scheduled
+//    for a crawl at once, not at its next re-crawl: what the store had not yet fed to the
+//    indexer exists nowhere else. Granted to another store the crawl is FULL (as every grant to
+//    a store that did not set the cursor); the old worker returning with its store resumes
+//    incrementally. Repositories already due, failed, paused or leased keep their schedule. A
+//    drained worker's repositories only move (no crawl): it served its store until its crawls
+//    ended.
 //  - Phases in GetStatus: GONE (the tracker moved it: ReportProgress.moved_to), CRAWLING
 //    (leased), PAUSED, FAILED (last crawl failed, retry not yet due), PENDING (needs crawling), IDLE.
 //    `quiescent` is true when no repository is PENDING or CRAWLING: FAILED, IDLE and GONE are
@@ -204,6 +212,9 @@ class CoordinatorCore {
 
   // The helpers below require mu_ to be held.
   absl::Status ExpireLocked(absl::Time now);
+  // ScheduleLostStoresLocked schedules a crawl of every idle repository whose cursor store was
+  // lost (see "Lost stores" above).
+  absl::Status ScheduleLostStoresLocked(absl::Time now);
   bool AliveLocked(const std::string& worker_id, absl::Time now) const;
   bool AliveLocked(const WorkerEntry& entry, absl::Time now) const;
   // HomeUntil: the end of the worker's home grace (its durable value once declared dead, else

@@ -155,6 +155,43 @@ TEST_F(HomeGraceTest, WorkerThatDoesNotComeBackLosesItsRepositoriesAfterTheGrace
   }
 }
 
+// The store of a worker that stays dead past its grace is lost: what it had not yet fed to the
+// indexer exists nowhere else. Its repositories are crawled again at once (FULL on the other
+// store), not at their next re-crawl, which a catalog without intervals never has. The same
+// worker returning later with its store intact resumes incrementally.
+TEST_F(HomeGraceTest, RepositoriesOfALostStoreAreCrawledAgainAtOnce) {
+  for (const bool returns : {false, true}) {
+    SCOPED_TRACE(returns ? "the worker returns after its grace" : "another worker takes over");
+    core_.reset();
+    SetUp();
+    Add({Spec("a", "b")});
+    RegisterWithStore("wa", "store-a");
+    RegisterWithStore("wb", "store-b");
+    ASSERT_EQ(CrawlAll("wa").size() + CrawlAll("wb").size(), 1u);
+    const std::string home = OwnerOf(kSlug);
+    const std::string other = home == "wa" ? "wb" : "wa";
+    EXPECT_EQ(RepoStatus(kSlug).phase(), v1::REPO_PHASE_IDLE);
+    // Within the grace (default 40 s of silence) nothing moves and nothing is due.
+    ASSERT_NO_FATAL_FAILURE(KeepAlive(other, 39, {kSlug}));
+    EXPECT_EQ(RepoStatus(kSlug).phase(), v1::REPO_PHASE_IDLE);
+    clock_.Advance(absl::Seconds(1));
+    EXPECT_EQ(RepoStatus(kSlug).phase(), v1::REPO_PHASE_PENDING) << "the lost store's repository";
+    const std::string taker = returns ? home : other;
+    if (returns) {
+      RegisterWithStore(home, "store-" + std::string(home == "wa" ? "a" : "b"));
+    } else {
+      ASSERT_TRUE(Heartbeat(other, {}).ok());
+    }
+    auto leases = Acquire(taker);
+    ASSERT_EQ(leases.size(), 1u) << "the repository of the lost store was not crawled again";
+    EXPECT_EQ(leases[0].repo_slug(), kSlug);
+    EXPECT_EQ(leases[0].mode(), returns ? v1::CRAWL_MODE_INCREMENTAL : v1::CRAWL_MODE_FULL);
+    Finish(taker, leases[0]);
+    EXPECT_EQ(RepoStatus(kSlug).phase(), v1::REPO_PHASE_IDLE);
+    EXPECT_TRUE(Acquire(taker).empty());
+  }
+}
+
 TEST_F(HomeGraceTest, DrainingAnAwayWorkerEndsItsGrace) {
   Add({Spec("a", "b")});
   RegisterWithStore("wa", "store-a");
