@@ -68,37 +68,66 @@ std::string ItemKey(const json& item, const char* key_field);
 // more results and returns a status. A body that is not JSON or not an array fails the page.
 // An item whose parse_one fails (or throws) fails the page ("item <i>: ...") when `bad` is
 // null; otherwise it is left out and described in `bad` (its key read from `key_field`), and
-// whatever parse_one appended for it is dropped.
+// whatever parse_one appended for it is dropped. The page is parsed as a stream: each item is
+// handed to parse_one as soon as it is complete and then dropped, so only one item's JSON tree
+// is in memory at a time, not the whole page's (docs/BENCHMARKS.md, "Parsing a large page").
 template <typename T, typename Fn>
 absl::StatusOr<std::vector<T>> ParseArrayPage(absl::string_view body, const char* key_field,
                                               std::vector<BadItem>* bad, Fn parse_one) {
-  ASSIGN_OR_RETURN(json page, ParseJson(body));
+  std::vector<T> out;
+  absl::Status failed;   // the first failing item, when `bad` is null
+  bool top_is_array = false;
+  bool top_seen = false;
+  size_t index = 0;
+  auto item_done = [&](json& item) {
+    const size_t i = index++;
+    if (!failed.ok()) return;
+    const size_t before = out.size();
+    absl::Status s;
+    try {
+      s = parse_one(static_cast<const json&>(item), &out);
+    } catch (const json::exception& e) {
+      s = absl::InvalidArgumentError(absl::StrCat("malformed item: ", e.what()));
+    }
+    if (s.ok()) return;
+    out.resize(before);
+    if (bad == nullptr) {
+      failed = absl::InvalidArgumentError(absl::StrCat("item ", i, ": ", s.message()));
+      return;
+    }
+    BadItem bad_item;
+    bad_item.index = static_cast<int64_t>(i);
+    bad_item.key = ItemKey(item, key_field);
+    bad_item.error = std::string(s.message());
+    bad_item.raw = item.dump(-1, ' ', false, json::error_handler_t::replace);
+    bad->push_back(std::move(bad_item));
+  };
+  // The callback sees every value as it completes; an item of the top-level array is one that
+  // completes at depth 1. Returning false drops it from the tree being built.
+  json::parser_callback_t callback = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (!top_seen) {
+      top_seen = true;
+      top_is_array = event == json::parse_event_t::array_start;
+    }
+    if (!top_is_array || depth != 1) return true;
+    if (event == json::parse_event_t::object_end || event == json::parse_event_t::array_end ||
+        event == json::parse_event_t::value) {
+      item_done(parsed);
+      return false;
+    }
+    return true;
+  };
+  json page;
+  try {
+    page = json::parse(body.begin(), body.end(), callback);
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid JSON: ", e.what()));
+  }
   if (!page.is_array()) {
     return absl::InvalidArgumentError(
         absl::StrCat("expected a JSON array of items, got a ", page.type_name()));
   }
-  std::vector<T> out;
-  out.reserve(page.size());
-  for (size_t i = 0; i < page.size(); ++i) {
-    const size_t before = out.size();
-    absl::Status s;
-    try {
-      s = parse_one(page[i], &out);
-    } catch (const json::exception& e) {
-      s = absl::InvalidArgumentError(absl::StrCat("malformed item: ", e.what()));
-    }
-    if (s.ok()) continue;
-    if (bad == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("item ", i, ": ", s.message()));
-    }
-    out.resize(before);
-    BadItem item;
-    item.index = static_cast<int64_t>(i);
-    item.key = ItemKey(page[i], key_field);
-    item.error = std::string(s.message());
-    item.raw = page[i].dump(-1, ' ', false, json::error_handler_t::replace);
-    bad->push_back(std::move(item));
-  }
+  if (!failed.ok()) return failed;
   return out;
 }
 

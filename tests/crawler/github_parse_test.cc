@@ -251,6 +251,28 @@ TEST(ParseIssuesPageTest, BadItemsAreSetAsideWhenAsked) {
   EXPECT_FALSE(ParseIssuesPage(body, Repo()).ok());
 }
 
+// The page is parsed as a stream, item by item: an array nested as an item is one item (set
+// aside, index 1), a page cut short after good items fails whole, and the item indexes count
+// every top-level element.
+TEST(ParseIssuesPageTest, StreamedItemsKeepTheirIndexesAndATruncatedPageFailsWhole) {
+  const std::string good = R"({"id": 1, "number": 1, "updated_at": "2024-01-01T00:00:00Z",
+      "title": "a", "state": "open", "created_at": "2024-01-01T00:00:00Z"})";
+  std::vector<BadItem> bad;
+  auto page = ParseIssuesPage("[" + good + R"(, [{"id": 9}, 2], null, )" + good + "]", Repo(),
+                              &bad);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(page->size(), 2u);
+  ASSERT_EQ(bad.size(), 2u);
+  EXPECT_EQ(bad[0].index, 1);
+  EXPECT_EQ(nlohmann::json::parse(bad[0].raw), nlohmann::json::parse(R"([{"id": 9}, 2])"));
+  EXPECT_EQ(bad[1].index, 2);
+  std::vector<BadItem> none;
+  auto cut = ParseIssuesPage("[" + good + ", " + good.substr(0, 30), Repo(), &none);
+  EXPECT_EQ(cut.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(cut.status().message().find("invalid JSON"), absl::string_view::npos);
+  EXPECT_TRUE(none.empty());
+}
+
 TEST(ParseRepositoryTest, ReadsFullNameAndCount) {
   auto info = ParseRepository(R"({"full_name": "Octo/Hello", "open_issues_count": 42})");
   ASSERT_TRUE(info.ok()) << info.status();
