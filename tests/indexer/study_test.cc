@@ -281,6 +281,41 @@ TEST(StudyAgreementTest, ReproducesTheDevsetKappas) {
   EXPECT_EQ(report.fields[0].pairs[0].confusion[0][1], 9);
 }
 
+// docs/LABELLING.md reports, for devset-2, Cohen's κ 0.975 (kind), 0.936 (theme), 0.918
+// (sub-theme), 1.000 (llm); its adjudicated labels keep every field both passes agreed on.
+TEST(StudyAgreementTest, ReproducesTheDevset2KappasAndKeepsAgreedLabels) {
+  const taxonomy::Taxonomy tax = DefaultTaxonomy();
+  const std::string dir = std::string(ISSUESCOPE_SOURCE_DIR) + "/indexer/taxonomies/devset-2/";
+  auto a = ReadLabelFile(dir + "pass-a.jsonl", tax);
+  auto b = ReadLabelFile(dir + "pass-b.jsonl", tax);
+  auto final_labels = ReadLabelFile(dir + "adjudicated.jsonl", tax);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_TRUE(final_labels.ok()) << final_labels.status();
+  ASSERT_EQ(a->size(), 600u);
+  ASSERT_EQ(final_labels->size(), 600u);
+  const AgreementReport report = ComputeAgreement({{"a", *a}, {"b", *b}});
+  EXPECT_EQ(report.units, 600);
+  ASSERT_EQ(report.fields.size(), 4u);
+  const double want_kappa[] = {0.975, 0.936, 0.918, 1.000};
+  const double want_agreement[] = {0.985, 0.942, 0.922, 1.000};
+  for (size_t f = 0; f < 4; ++f) {
+    const FieldAgreement& field = report.fields[f];
+    ASSERT_EQ(field.pairs.size(), 1u);
+    ASSERT_TRUE(field.pairs[0].kappa.has_value()) << field.field;
+    EXPECT_NEAR(*field.pairs[0].kappa, want_kappa[f], 0.0005) << field.field;
+    EXPECT_NEAR(*field.pairs[0].agreement, want_agreement[f], 0.0005) << field.field;
+  }
+  // The adjudicated labels as a third rater: every field both passes labelled alike is labelled
+  // so in the final file too, so all three agree exactly as often as the two passes do.
+  const AgreementReport with_final =
+      ComputeAgreement({{"a", *a}, {"b", *b}, {"final", *final_labels}});
+  for (size_t f = 0; f < 4; ++f) {
+    EXPECT_NEAR(*with_final.fields[f].unanimous, want_agreement[f], 0.0005)
+        << with_final.fields[f].field;
+  }
+}
+
 TEST(StudyAdjudicationTest, SheetListsDisagreementsFirstWithAgreedFieldsFilled) {
   const taxonomy::Taxonomy tax = DefaultTaxonomy();
   auto alice = ParseLabels(
