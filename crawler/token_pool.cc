@@ -374,17 +374,17 @@ std::vector<TokenStatus> TokenPool::Snapshot() const {
 std::vector<v1::TokenBudget> TokenPool::Budgets() const {
   std::vector<v1::TokenBudget> out;
   for (const TokenStatus& s : Snapshot()) {
-    // The coordinator takes 8-hex fingerprints and known budgets only: tokens not used yet are
-    // not reported; anonymous requests are, under kAnonymousBudgetFingerprint, so workers on one
-    // host share their address's budget.
-    if (s.remaining < 0) continue;
+    // The coordinator takes 8-hex fingerprints; a token not used yet is reported with
+    // remaining -1 (unknown), so the coordinator counts this worker among the account's sharers
+    // and answers with its share of what others know is left; anonymous requests are reported
+    // under kAnonymousBudgetFingerprint, so workers on one host share their address's budget.
     const bool anonymous = s.fingerprint == TokenFingerprint("");
     if (!anonymous && s.fingerprint.size() != 8) continue;
     v1::TokenBudget b;
     b.set_account(s.account);
     b.set_token_fingerprint(anonymous ? kAnonymousBudgetFingerprint : s.fingerprint);
     b.set_tracker(tracker_);
-    b.set_remaining(s.remaining);
+    b.set_remaining(std::max<int64_t>(s.remaining, -1));
     b.set_limit(std::max<int64_t>(s.limit, 0));
     if (s.reset != absl::InfinitePast()) *b.mutable_reset() = ToProto(s.reset);
     out.push_back(std::move(b));

@@ -188,8 +188,9 @@ class TokenPool {
 
   // Snapshot returns every token's state, in pool order.
   std::vector<TokenStatus> Snapshot() const;
-  // Budgets returns the snapshot as heartbeat TokenBudget messages: tokens with a known budget
-  // only (not anonymous ones), limit 0 when unknown.
+  // Budgets returns the snapshot as heartbeat TokenBudget messages, one per token: remaining -1
+  // and limit 0 while its budget is unknown (not used yet); anonymous tokens under
+  // kAnonymousBudgetFingerprint.
   std::vector<v1::TokenBudget> Budgets() const;
   // Combined returns the best budget over all tokens (most remaining; the earliest reset among
   // spent ones when all are spent), for progress reports that carry one budget.

@@ -250,6 +250,10 @@ bool CrawlerWorker::Register() {
 
 void CrawlerWorker::RunLoop() {
   if (!Register()) return;
+  // One heartbeat before the first lease: it reports this worker's tokens (their budgets still
+  // unknown) and brings back its share of every account other workers already spend, so its
+  // first requests stay within the share instead of spending as if the budget were whole.
+  if (!HeartbeatOnce()) return;
   heartbeat_thread_ = std::thread(&CrawlerWorker::HeartbeatLoop, this);
   do {
     ReapFinished();
@@ -274,52 +278,57 @@ void CrawlerWorker::HeartbeatLoop() {
   for (;;) {
     const int64_t ms = heartbeat_interval_ms_.load();
     if (!WaitFor(ms > 0 ? absl::Milliseconds(ms) : options_.default_heartbeat_interval)) return;
-    v1::HeartbeatRequest req;
-    req.set_worker_id(options_.worker_id);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const auto& [key, crawl] : crawls_) {
-        if (!crawl->finished.load()) *req.add_held() = RefOf(crawl->lease);
-      }
-    }
-    std::map<std::pair<v1::Tracker, std::string>, int64_t> lent;
-    for (const auto& [kind, pool] : options_.crawler.pools) {
-      if (!pool) continue;
-      for (v1::TokenBudget& b : pool->Budgets()) {
-        lent.emplace(std::make_pair(kind, b.account()), pool->LentOn(b.account()));
-        *req.add_budgets() = std::move(b);
-      }
-    }
-    v1::HeartbeatResponse resp;
-    grpc::ClientContext ctx;
-    SetDeadline(&ctx);
-    const grpc::Status s = stub_->Heartbeat(&ctx, req, &resp);
-    if (!s.ok()) {
-      spdlog::warn("Heartbeat failed: {}", s.error_message());
-      continue;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const v1::LeaseRef& ref : resp.revoked()) {
-        auto it = crawls_.find(absl::StrCat(ref.repo(), "#", ref.epoch()));
-        if (it == crawls_.end()) continue;
-        spdlog::info("lease {} epoch {} revoked; stopping its crawl", ref.repo(), ref.epoch());
-        it->second->revoked.store(true);
-        it->second->crawler->Cancel();
-      }
-    }
-    ApplyAccounts(resp, lent);
-    if (resp.draining() && !draining_.exchange(true)) {
-      spdlog::info("the coordinator is draining worker {}: taking no new leases, exiting once "
-                   "the current ones end", options_.worker_id);
-      wake_.notify_all();
-    }
-    if (!resp.known()) {
-      if (draining_.load()) continue;  // removed after draining: never register again
-      spdlog::warn("coordinator does not know worker {}; registering again", options_.worker_id);
-      if (!Register()) return;
+    if (!HeartbeatOnce()) return;
+  }
+}
+
+bool CrawlerWorker::HeartbeatOnce() {
+  v1::HeartbeatRequest req;
+  req.set_worker_id(options_.worker_id);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, crawl] : crawls_) {
+      if (!crawl->finished.load()) *req.add_held() = RefOf(crawl->lease);
     }
   }
+  std::map<std::pair<v1::Tracker, std::string>, int64_t> lent;
+  for (const auto& [kind, pool] : options_.crawler.pools) {
+    if (!pool) continue;
+    for (v1::TokenBudget& b : pool->Budgets()) {
+      lent.emplace(std::make_pair(kind, b.account()), pool->LentOn(b.account()));
+      *req.add_budgets() = std::move(b);
+    }
+  }
+  v1::HeartbeatResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx);
+  const grpc::Status s = stub_->Heartbeat(&ctx, req, &resp);
+  if (!s.ok()) {
+    spdlog::warn("Heartbeat failed: {}", s.error_message());
+    return true;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const v1::LeaseRef& ref : resp.revoked()) {
+      auto it = crawls_.find(absl::StrCat(ref.repo(), "#", ref.epoch()));
+      if (it == crawls_.end()) continue;
+      spdlog::info("lease {} epoch {} revoked; stopping its crawl", ref.repo(), ref.epoch());
+      it->second->revoked.store(true);
+      it->second->crawler->Cancel();
+    }
+  }
+  ApplyAccounts(resp, lent);
+  if (resp.draining() && !draining_.exchange(true)) {
+    spdlog::info("the coordinator is draining worker {}: taking no new leases, exiting once "
+                 "the current ones end", options_.worker_id);
+    wake_.notify_all();
+  }
+  if (!resp.known()) {
+    if (draining_.load()) return true;  // removed after draining: never register again
+    spdlog::warn("coordinator does not know worker {}; registering again", options_.worker_id);
+    if (!Register()) return false;
+  }
+  return true;
 }
 
 void CrawlerWorker::AcquireAndStart() {

@@ -139,6 +139,9 @@ class CrawlerWorker {
 
   void RunLoop();
   void HeartbeatLoop();
+  // HeartbeatOnce sends one heartbeat and applies its answer (revocations, account shares,
+  // draining, re-registering when unknown); false when the worker stops meanwhile.
+  bool HeartbeatOnce();
   // Register calls RegisterWorker until it succeeds or the worker stops; false when stopping.
   bool Register();
   void AcquireAndStart();

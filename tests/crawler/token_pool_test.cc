@@ -258,11 +258,18 @@ TEST_F(TokenPoolTest, SnapshotAndBudgetsShowStateButNeverTheToken) {
   EXPECT_EQ(snap[a->index].remaining, 42);
   EXPECT_EQ(snap[a->index].reset, kStart + absl::Hours(1));
   const auto budgets = pool->Budgets();
-  ASSERT_EQ(budgets.size(), 1u);  // the unused token's budget is unknown: not reported
-  EXPECT_EQ(budgets[0].remaining(), 42);
-  EXPECT_EQ(budgets[0].limit(), 5000);
-  EXPECT_EQ(budgets[0].tracker(), v1::TRACKER_GITHUB);
-  EXPECT_FALSE(absl::StrContains(budgets[0].DebugString(), "secret-token"));
+  ASSERT_EQ(budgets.size(), 2u);  // the unused token too, its budget unknown
+  const v1::TokenBudget& used = budgets[a->index];
+  const v1::TokenBudget& unused = budgets[1 - a->index];
+  EXPECT_EQ(used.remaining(), 42);
+  EXPECT_EQ(used.limit(), 5000);
+  EXPECT_EQ(used.tracker(), v1::TRACKER_GITHUB);
+  EXPECT_EQ(unused.remaining(), -1);
+  EXPECT_EQ(unused.limit(), 0);
+  EXPECT_EQ(unused.token_fingerprint(), TokenFingerprint("secret-token-" + std::to_string(1 - a->index)));
+  for (const auto& b : budgets) {
+    EXPECT_FALSE(absl::StrContains(b.DebugString(), "secret-token"));
+  }
   EXPECT_EQ(pool->Combined().remaining, 42);
 }
 
@@ -274,7 +281,9 @@ TEST_F(TokenPoolTest, AnonymousBudgetsAreReportedUnderTheHostsAccount) {
   EXPECT_EQ(AnonymousAccount(""), "anonymous@localhost");
   EXPECT_EQ(AnonymousAccount(std::string(300, 'h')).size(), 10u + 64u);
   TokenPool pool(v1::TRACKER_GITHUB, {{AnonymousAccount("h1"), ""}}, &clock_);
-  EXPECT_TRUE(pool.Budgets().empty()) << "no answer yet: the budget is unknown";
+  ASSERT_EQ(pool.Budgets().size(), 1u);
+  EXPECT_EQ(pool.Budgets()[0].remaining(), -1) << "no answer yet: the budget is unknown";
+  EXPECT_EQ(pool.Budgets()[0].token_fingerprint(), kAnonymousBudgetFingerprint);
   auto a = pool.Acquire();
   ASSERT_TRUE(a.ok());
   pool.Release(*a, Rate(57, kStart + absl::Minutes(30), 60), TokenOutcome::kOk);

@@ -39,7 +39,8 @@ class FakeCoordinator final : public v1::Coordinator::Service {
                               v1::RegisterWorkerResponse* resp) override {
     std::lock_guard<std::mutex> lock(mu_);
     registrations.push_back(*req);
-    resp->set_heartbeat_interval_ms(30);
+    calls.push_back("register");
+    resp->set_heartbeat_interval_ms(heartbeat_interval_ms);
     resp->set_lease_ttl_ms(10000);
     cv_.notify_all();
     return grpc::Status::OK;
@@ -48,6 +49,8 @@ class FakeCoordinator final : public v1::Coordinator::Service {
                          v1::HeartbeatResponse* resp) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++heartbeats;
+    if (heartbeats == 1) first_heartbeat = *req;
+    calls.push_back("heartbeat");
     last_heartbeat = *req;
     resp->set_known(!forget_worker_once && !forget_worker);
     forget_worker_once = false;
@@ -68,6 +71,8 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   grpc::Status AcquireLeases(grpc::ServerContext*, const v1::AcquireLeasesRequest* req,
                              v1::AcquireLeasesResponse* resp) override {
     std::lock_guard<std::mutex> lock(mu_);
+    calls.push_back("acquire");
+    cv_.notify_all();
     while (!pending_leases.empty() && resp->leases_size() < req->max_leases()) {
       *resp->add_leases() = pending_leases.front();
       pending_leases.erase(pending_leases.begin());
@@ -108,6 +113,9 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   std::vector<v1::ReleaseLeaseRequest> releases;
   std::vector<v1::DrainWorkerRequest> leaves;
   std::vector<std::string> events;  // "leave", "report", "done", "release" in order
+  std::vector<std::string> calls;  // "register", "heartbeat", "acquire" in order
+  int heartbeat_interval_ms = 30;  // told to the worker at registration
+  v1::HeartbeatRequest first_heartbeat;
   v1::HeartbeatRequest last_heartbeat;
   std::vector<v1::AccountBudget> accounts;  // sent in every heartbeat answer
   int heartbeats = 0;
@@ -468,6 +476,48 @@ TEST_F(WorkerTest, HeartbeatAnswersCapTheTokenPoolAtItsShareOfTheAccount) {
   const int beats = coordinator_.heartbeats;
   ASSERT_TRUE(coordinator_.WaitUntil([&] { return coordinator_.heartbeats >= beats + 2; }));
   EXPECT_EQ(pool->Snapshot()[0].allowance, -1);
+}
+
+// Issue 16, item 12: a worker (re)starting beside others that spend the same account sent its
+// first requests as if the budget were whole, because its first heartbeat came an interval
+// after it took leases. Now it heartbeats once before its first lease, reporting its tokens
+// (budget unknown yet), and is capped at its share of what the others know is left.
+TEST_F(WorkerTest, FirstHeartbeatComesBeforeTheFirstLeaseAndCapsTheNewToken) {
+  auto pool = std::make_shared<TokenPool>(
+      v1::TRACKER_GITHUB, std::vector<PoolToken>{{"shared", "tok-shared"}}, &clock_);
+  v1::AccountBudget account;
+  account.set_account("shared");
+  account.set_tracker(v1::TRACKER_GITHUB);
+  account.set_remaining(8);
+  account.set_limit(5000);
+  *account.mutable_reset() = ToProto(clock_.Now() + absl::Minutes(30));
+  account.add_workers("worker-7");
+  account.add_workers("worker-8");
+  {
+    std::lock_guard<std::mutex> lock(coordinator_.mu_);
+    coordinator_.accounts.push_back(account);
+    coordinator_.heartbeat_interval_ms = 60000;  // no loop heartbeat during the test
+  }
+  StartWorker(nullptr, absl::Seconds(30), pool);
+  ASSERT_TRUE(coordinator_.WaitUntil([&] {
+    return std::count(coordinator_.calls.begin(), coordinator_.calls.end(), "acquire") > 0;
+  }));
+  std::lock_guard<std::mutex> lock(coordinator_.mu_);
+  ASSERT_GE(coordinator_.calls.size(), 3u);
+  EXPECT_EQ(coordinator_.calls[0], "register");
+  EXPECT_EQ(coordinator_.calls[1], "heartbeat") << "a lease was taken before any heartbeat";
+  EXPECT_EQ(coordinator_.calls[2], "acquire");
+  // The unused token is reported, its budget unknown, so the coordinator counts this worker.
+  const v1::TokenBudget* shared = nullptr;
+  for (const v1::TokenBudget& b : coordinator_.first_heartbeat.budgets()) {
+    if (b.account() == "shared") shared = &b;
+  }
+  ASSERT_NE(shared, nullptr) << coordinator_.first_heartbeat.DebugString();
+  EXPECT_EQ(shared->tracker(), v1::TRACKER_GITHUB);
+  EXPECT_EQ(shared->remaining(), -1);
+  EXPECT_EQ(shared->token_fingerprint().size(), 8u);
+  // Before its first request the pool is capped at 8 / 2 sharers.
+  EXPECT_EQ(pool->Snapshot()[0].allowance, 4);
 }
 
 TEST(WorkerOptionsTest, RejectsBadIdAndCapacity) {
