@@ -214,7 +214,7 @@ int64_t GiteeTracker::EstimatedTotal(const HttpResponse& first_page, int per_pag
   const int64_t total = HeaderInt(first_page.headers, "total_count");
   if (total >= 0) return total;
   const int64_t pages = HeaderInt(first_page.headers, "total_page");
-  return pages > 0 ? pages * per_page : 0;
+  return ItemsInPages(pages, per_page);
 }
 
 }  // namespace issuescope::crawler

@@ -90,9 +90,8 @@ int64_t GithubTracker::EstimatedTotal(const HttpResponse& first_page, int per_pa
   static const std::regex kPage(R"([?&]page=(\d+))");
   std::smatch m;
   int64_t page = 0;
-  if (std::regex_search(last->second, m, kPage) && absl::SimpleAtoi(m[1].str(), &page) &&
-      page > 0) {
-    return page * per_page;
+  if (std::regex_search(last->second, m, kPage) && absl::SimpleAtoi(m[1].str(), &page)) {
+    return ItemsInPages(page, per_page);
   }
   return 0;
 }

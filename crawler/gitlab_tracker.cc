@@ -207,7 +207,7 @@ int64_t GitlabTracker::EstimatedTotal(const HttpResponse& first_page, int per_pa
   const int64_t total = HeaderInt(first_page.headers, "X-Total");
   if (total >= 0) return total;
   const int64_t pages = HeaderInt(first_page.headers, "X-Total-Pages");
-  return pages > 0 ? pages * per_page : 0;
+  return ItemsInPages(pages, per_page);
 }
 
 RateLimit GitlabTracker::ParseRateLimit(const HttpHeaders& headers) const {

@@ -1,5 +1,7 @@
 #include "crawler/tracker.h"
 
+#include <limits>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -107,6 +109,14 @@ std::optional<std::string> NextFromLink(const HttpResponse& response) {
   auto next = links.find("next");
   if (next == links.end()) return std::nullopt;
   return next->second;
+}
+
+int64_t ItemsInPages(int64_t pages, int per_page) {
+  if (pages <= 0 || per_page <= 0) return 0;
+  if (pages > std::numeric_limits<int64_t>::max() / per_page) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return pages * per_page;
 }
 
 }  // namespace issuescope::crawler

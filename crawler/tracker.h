@@ -131,6 +131,11 @@ std::string PercentEncode(absl::string_view text);
 // HeaderInt reads an integer header; -1 when absent, empty or not an integer.
 int64_t HeaderInt(const HttpHeaders& headers, absl::string_view name);
 
+// ItemsInPages returns pages × per_page for an estimate from a page count a tracker sent,
+// saturating at INT64_MAX instead of overflowing (a hostile or broken header can name any page);
+// 0 when either is not positive.
+int64_t ItemsInPages(int64_t pages, int per_page);
+
 // NextFromLink returns the `Link rel="next"` URL of a response, if any.
 std::optional<std::string> NextFromLink(const HttpResponse& response);
 

@@ -1,6 +1,7 @@
 // GitLab v4 and Gitee v5 parsing and paging: the real recordings in ../shared/data (Forgejo's
 // gitlab.com migration recordings with full headers, perceval's GitLab and Gitee bodies), and
 // table-driven bad bodies, each of which must give a clear error naming what is wrong.
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -394,6 +395,24 @@ TEST(ForgePagingTest, GithubAndGiteeFollowLinkNextAndReadXRateLimit) {
   // Without a Link, GitHub has no next page (total_page is Gitee's).
   EXPECT_FALSE(github.NextPageUrl(url, Response({{"total_page", "5"}})).has_value());
   EXPECT_EQ(github.EstimatedTotal(linked, 100), 900);  // rel="last" page 9
+}
+
+// A page count near INT64_MAX (the link_header fuzzer's finding: 183877439132592155 × 100
+// overflowed, undefined behaviour) saturates instead; a negative or zero count estimates 0.
+TEST(ForgeUrlTest, EstimatesFromHugePageCountsSaturate) {
+  GithubTracker github;
+  GitlabTracker gitlab;
+  GiteeTracker gitee;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(github.EstimatedTotal(
+                Response({{"Link", "<https://h/r?page=183877439132592155>; rel=\"last\""}}), 100),
+            kMax);
+  EXPECT_EQ(gitlab.EstimatedTotal(Response({{"X-Total-Pages", "3666666666666666666"}}), 100), kMax);
+  EXPECT_EQ(gitee.EstimatedTotal(Response({{"total_page", "3666666666666666666"}}), 100), kMax);
+  EXPECT_EQ(gitlab.EstimatedTotal(Response({{"X-Total-Pages", "-4"}}), 100), 0);
+  EXPECT_EQ(ItemsInPages(92233720368547758, 100), 9223372036854775800);
+  EXPECT_EQ(ItemsInPages(92233720368547759, 100), kMax);
+  EXPECT_EQ(ItemsInPages(5, 0), 0);
 }
 
 TEST(ForgeAuthTest, TokensGoWhereEachForgeWantsThem) {
