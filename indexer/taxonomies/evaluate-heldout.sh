@@ -19,12 +19,8 @@ while [ $# -gt 0 ]; do
     *) echo "evaluate-heldout: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-data="${ISSUESCOPE_SHARED_DATA:-$PWD/../shared/data}"
-nlbse="$data/labeled/nlbse24-issue-classification/data/issues_train.csv"
-if [ ! -f "$nlbse" ]; then
-  echo "evaluate-heldout: $nlbse not found (../shared/data is needed)" >&2
-  exit 1
-fi
+# shellcheck source=model-options.sh
+source indexer/taxonomies/model-options.sh evaluate-heldout
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 tests/realdata/devset.py join indexer/taxonomies/devset/adjudicated.jsonl --out "$work/d1.jsonl"
@@ -51,8 +47,6 @@ for k in (0, 1):
     write(f"d1h{k}-train", d1 + h[k], True)
 print(f"devset-1 {len(d1)}, devset-2 {len(d2)} (halves {len(h[0])} and {len(h[1])})")
 PY
-options=(--also-train "$nlbse" --hash-bits 16 --signal-text-features --title-char-ngrams 4
-         --title-weight 0.75)
 train() {  # train DATA OUT
   "$bin/issuescope" taxonomy train --data "$1" "${options[@]}" --name heldout --compact \
     --out "$2" >/dev/null

@@ -24,12 +24,8 @@ while [ $# -gt 0 ]; do
     *) echo "train-default-model: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-data="${ISSUESCOPE_SHARED_DATA:-$PWD/../shared/data}"
-nlbse="$data/labeled/nlbse24-issue-classification/data/issues_train.csv"
-if [ ! -f "$nlbse" ]; then
-  echo "train-default-model: $nlbse not found (../shared/data is needed)" >&2
-  exit 1
-fi
+# shellcheck source=model-options.sh
+source indexer/taxonomies/model-options.sh train-default-model
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 tests/realdata/devset.py join indexer/taxonomies/devset/adjudicated.jsonl \
@@ -42,8 +38,6 @@ python3 -c 'import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line); r.pop("llm", None); print(json.dumps(r))' "$work/devset.jsonl" \
   > "$work/devset-nollm.jsonl"
-options=(--also-train "$nlbse" --hash-bits 16 --signal-text-features --title-char-ngrams 4
-         --title-weight 0.75)
 if [ "$cv" = 1 ]; then
   "$bin/issuescope" taxonomy cv --data "$work/devset-nollm.jsonl" --folds 6 "${options[@]}"
 fi

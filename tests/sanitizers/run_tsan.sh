@@ -40,16 +40,10 @@ while [ $# -gt 0 ]; do
 done
 [ ${#targets[@]} -gt 0 ] || targets=("${TESTS[@]}")
 
-build="${BUILD_DIR:-build-tsan}"
-cxx="${CXX:-clang++}"
-if ! command -v "$cxx" >/dev/null 2>&1; then
-  echo "run_tsan: $cxx not found (install Debian's clang)" >&2
-  exit 1
-fi
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DISSUESCOPE_TSAN=ON \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only"
-fi
+sanitize_default_dir=build-tsan
+sanitize_option=ISSUESCOPE_TSAN
+# shellcheck source=sanitize_tree.sh
+source tests/sanitizers/sanitize_tree.sh run_tsan
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/sanitizers/tsan.supp}"
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 
