@@ -403,10 +403,13 @@ void CrawlerWorker::Release(const v1::Lease& lease) {
 
 void CrawlerWorker::RunCrawl(ActiveCrawl* crawl) {
   const v1::Lease& lease = crawl->lease;
+  CrawlObserver* observer = options_.observer;
+  if (observer != nullptr) observer->Started(lease);
   CrawlProgress last;
   bool fenced = false;
   auto on_progress = [&](const CrawlProgress& p) -> absl::Status {
     last = p;
+    if (observer != nullptr) observer->Progress(lease, p);
     if (crawl->revoked.load()) {
       return absl::CancelledError(absl::StrCat("lease of ", lease.repo_slug(), " revoked"));
     }
@@ -430,7 +433,10 @@ void CrawlerWorker::RunCrawl(ActiveCrawl* crawl) {
   absl::StatusOr<CrawlProgress> result =
       bound.ok() ? crawl->crawler->Crawl(lease, on_progress, &counters)
                  : absl::StatusOr<CrawlProgress>(bound);
+  CrawlOutcome outcome = CrawlOutcome::kDone;
+  std::string error;
   if (result.ok() && result->paused) {
+    outcome = CrawlOutcome::kPaused;
     // The page budget ran out: releasing the lease without done=true leaves the crawl scheduled,
     // so the coordinator hands it out again and it continues from the reported cursor.
     spdlog::info("crawl of {} paused after {} requests ({} issues, {} comments stored); the next "
@@ -442,10 +448,16 @@ void CrawlerWorker::RunCrawl(ActiveCrawl* crawl) {
                  lease.repo_slug(), result->counters.requests(), result->counters.issues_stored(),
                  result->counters.comments_stored());
   } else if (fenced || result.status().code() == absl::StatusCode::kFailedPrecondition) {
+    outcome = CrawlOutcome::kFenced;
+    error = std::string(result.status().message());
     spdlog::warn("crawl of {} fenced: {}", lease.repo_slug(), result.status().ToString());
   } else if (crawl->revoked.load() || result.status().code() == absl::StatusCode::kCancelled) {
+    outcome = CrawlOutcome::kStopped;
+    error = std::string(result.status().message());
     spdlog::info("crawl of {} stopped: {}", lease.repo_slug(), result.status().ToString());
   } else {
+    outcome = CrawlOutcome::kFailed;
+    error = std::string(result.status().message());
     spdlog::warn("crawl of {} failed after {} requests: {}", lease.repo_slug(),
                  counters.requests(), result.status().ToString());
     last.counters = counters;  // every request made, also those after the last report
@@ -453,6 +465,9 @@ void CrawlerWorker::RunCrawl(ActiveCrawl* crawl) {
     if (!s.ok()) spdlog::warn("reporting the failure of {}: {}", lease.repo_slug(), s.ToString());
   }
   if (!crawl->revoked.load()) Release(lease);
+  if (observer != nullptr) {
+    observer->Ended(lease, outcome, result.ok() ? result->counters : counters, error);
+  }
   crawl->finished.store(true);
   wake_.notify_all();
 }

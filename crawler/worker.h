@@ -46,6 +46,39 @@
 
 namespace issuescope::crawler {
 
+// CrawlOutcome says how a worker's crawl of one lease ended.
+enum class CrawlOutcome {
+  kDone,     // done=true reported (also a repository found moved or gone)
+  kPaused,   // the page budget ran out; the coordinator grants the repository again
+  kFailed,   // the crawl failed; the error was reported and the coordinator retries later
+  kFenced,   // the lease's epoch was stale: another lease owns the repository now
+  kStopped,  // cancelled: revoked by the coordinator, or the worker stopped or left
+};
+
+// CrawlObserver receives the events of a worker's crawls (the CLI's progress board is one). Its
+// methods are called on the crawl's own thread, so they must be thread-safe and quick, and must
+// not call back into the worker.
+class CrawlObserver {
+ public:
+  virtual ~CrawlObserver() = default;
+  // Started: the worker took `lease` and starts crawling it.
+  virtual void Started(const v1::Lease& lease) { (void)lease; }
+  // Progress: after every page, before the worker reports it to the coordinator.
+  virtual void Progress(const v1::Lease& lease, const CrawlProgress& progress) {
+    (void)lease;
+    (void)progress;
+  }
+  // Ended: the crawl ended; `counters` count every request it made, `error` is the failure's or
+  // cancellation's message (empty for kDone and kPaused).
+  virtual void Ended(const v1::Lease& lease, CrawlOutcome outcome,
+                     const v1::CrawlCounters& counters, absl::string_view error) {
+    (void)lease;
+    (void)outcome;
+    (void)counters;
+    (void)error;
+  }
+};
+
 // WorkerOptions configure a CrawlerWorker. Every field documents its Default.
 struct WorkerOptions {
   // Stable worker id, [A-Za-z0-9._-]{1,64}. Default: "worker-0".
@@ -74,6 +107,8 @@ struct WorkerOptions {
   absl::Duration max_register_backoff = absl::Seconds(5);
   // How long Leave lets running crawls finish before cancelling them. Default: 30 s.
   absl::Duration drain_timeout = absl::Seconds(30);
+  // Receives every crawl's events; not owned, must outlive the worker. Default: none.
+  CrawlObserver* observer = nullptr;
 };
 
 // StoreAddressToAdvertise returns the store address a worker registers with (what the indexer

@@ -2,13 +2,13 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
-#include <thread>
+#include <map>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -21,14 +21,19 @@
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "coordinator/coordinator_core.h"
+#include "coordinator/coordinator_service.h"
+#include "coordinator/request_validation.h"
 #include "crawler/curl_transport.h"
 #include "crawler/github_client.h"
 #include "crawler/issue_store.h"
 #include "crawler/repo_crawler.h"
 #include "crawler/token_pool.h"
+#include "crawler/worker.h"
 #include "deploy/cli/progress.h"
 #include "indexer/index_writer.h"
 #include "indexer/taxonomy_tagger.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
 #include "spdlog/spdlog.h"
 
 namespace issuescope::cli {
@@ -68,6 +73,85 @@ absl::Status ProbeApi(crawler::HttpTransport& transport, const std::string& api_
   }
   return absl::OkStatus();
 }
+
+// BoardObserver shows the worker's crawls on the progress board and says when every named
+// repository has ended a crawl (done or failed; a paused one continues under its next lease).
+class BoardObserver final : public crawler::CrawlObserver {
+ public:
+  BoardObserver(ProgressBoard* board, Clock* clock, const std::vector<std::string>& slugs)
+      : board_(board), clock_(clock), waiting_(slugs.begin(), slugs.end()) {}
+
+  void Started(const v1::Lease& lease) override {
+    absl::MutexLock lock(&mu_);
+    RepoLine& line = lines_[lease.repo_slug()];
+    line = RepoLine{};
+    line.state = "crawling";
+    line.started = clock_->Now();
+    board_->Update(lease.repo_slug(), line);
+  }
+  void Progress(const v1::Lease& lease, const crawler::CrawlProgress& p) override {
+    absl::MutexLock lock(&mu_);
+    RepoLine& line = lines_[lease.repo_slug()];
+    line.counters = p.counters;
+    line.issues_estimated = p.issues_estimated;
+    line.rate_remaining = p.rate_remaining;
+    line.rate_reset = p.rate_reset;
+    board_->Update(lease.repo_slug(), line);
+  }
+  void Ended(const v1::Lease& lease, crawler::CrawlOutcome outcome,
+             const v1::CrawlCounters& counters, absl::string_view error) override {
+    absl::MutexLock lock(&mu_);
+    RepoLine& line = lines_[lease.repo_slug()];
+    line.finished = clock_->Now();
+    line.counters = counters;
+    requests_ += counters.requests();
+    switch (outcome) {
+      case crawler::CrawlOutcome::kDone:
+        line.state = "done";
+        waiting_.erase(lease.repo_slug());
+        break;
+      case crawler::CrawlOutcome::kPaused:
+        line.state = "paused";
+        break;
+      case crawler::CrawlOutcome::kFailed:
+        line.state = "failed";
+        line.error = std::string(error);
+        if (waiting_.erase(lease.repo_slug()) > 0) {
+          failures_.push_back(absl::StrCat(lease.repo_slug(), ": ", error));
+        }
+        break;
+      case crawler::CrawlOutcome::kFenced:
+      case crawler::CrawlOutcome::kStopped:
+        line.state = "interrupted";  // the coordinator grants the repository again
+        line.error = std::string(error);
+        break;
+    }
+    board_->Update(lease.repo_slug(), line);
+  }
+
+  bool AllEnded() const {
+    absl::MutexLock lock(&mu_);
+    return waiting_.empty();
+  }
+  // TotalRequests counts the requests of every ended crawl (all leases of a paused one).
+  int64_t TotalRequests() const {
+    absl::MutexLock lock(&mu_);
+    return requests_;
+  }
+  std::vector<std::string> Failures() const {
+    absl::MutexLock lock(&mu_);
+    return failures_;
+  }
+
+ private:
+  ProgressBoard* board_;
+  Clock* clock_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, RepoLine> lines_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> waiting_ ABSL_GUARDED_BY(mu_);  // named repositories not yet ended
+  std::vector<std::string> failures_ ABSL_GUARDED_BY(mu_);
+  int64_t requests_ ABSL_GUARDED_BY(mu_) = 0;
+};
 
 }  // namespace
 
@@ -184,13 +268,9 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
     break;
   }
 
-  v1::RegisterWorkerRequest reg;
-  reg.set_worker_id(kLocalWorker);
-  reg.set_store_address("in-process");
-  reg.set_store_id(store->store_id());
-  reg.set_capacity(options.parallel);
-  RETURN_IF_ERROR(coord->RegisterWorker(reg).status());
-
+  // The admin steps go to the core directly; the crawl is the real CrawlerWorker, talking to
+  // the real coordinator service over an in-process channel (the lease protocol the cluster
+  // runs, with no second copy of it here).
   v1::AddRepositoriesRequest add;
   std::vector<std::string> slugs;
   for (const v1::RepositoryRef& ref : repos) {
@@ -205,153 +285,47 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
   trigger.set_mode(options.full ? v1::CRAWL_MODE_FULL : v1::CRAWL_MODE_INCREMENTAL);
   RETURN_IF_ERROR(coord->TriggerCrawl(trigger).status());
 
+  coordinator::CoordinatorService service(coord.get(), coordinator::AccessOptions{});
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr) return absl::InternalError("cannot start the in-process coordinator");
+
   ProgressBoard board(stderr, isatty(STDERR_FILENO) != 0);
   for (const std::string& slug : slugs) board.Update(slug, RepoLine{});
-
-  absl::Mutex mu;
-  std::vector<v1::LeaseRef> held;  // guarded by mu
-  std::atomic<int> running{0};
-  std::atomic<bool> finished{false};
-  std::vector<std::thread> threads;
-  std::vector<std::string> failures;  // guarded by mu
-  // Repositories still to be leased: every named one, and paused crawls again. Guarded by mu.
-  std::set<std::string> pending(slugs.begin(), slugs.end());
-
-  // Heartbeats keep long crawls' leases alive.
-  std::thread heartbeat([&] {
-    while (!finished.load()) {
-      v1::HeartbeatRequest hb;
-      hb.set_worker_id(kLocalWorker);
-      {
-        absl::MutexLock lock(&mu);
-        for (const v1::LeaseRef& l : held) *hb.add_held() = l;
-      }
-      for (const auto& [kind, pool] : crawler_options.pools) {
-        for (v1::TokenBudget& b : pool->Budgets()) *hb.add_budgets() = std::move(b);
-      }
-      (void)coord->Heartbeat(hb);
-      board.Render(clock->Now());
-      for (int i = 0; i < 10 && !finished.load(); ++i) absl::SleepFor(absl::Milliseconds(100));
-    }
-  });
-
-  auto crawl_one = [&](v1::Lease lease) {
-    crawler::RepoCrawler repo_crawler(&transport, store.get(), clock, crawler_options);
-    RepoLine line;
-    line.state = "crawling";
-    line.started = clock->Now();
-    board.Update(lease.repo_slug(), line);
-    v1::LeaseRef ref;
-    ref.set_repo(lease.repo_slug());
-    ref.set_epoch(lease.epoch());
-    auto on_progress = [&](const crawler::CrawlProgress& p) -> absl::Status {
-      v1::ReportProgressRequest rep;
-      rep.set_worker_id(kLocalWorker);
-      *rep.mutable_lease() = ref;
-      *rep.mutable_counters() = p.counters;
-      if (p.cursor.has_value()) *rep.mutable_cursor() = *p.cursor;
-      rep.set_issues_estimated(p.issues_estimated);
-      rep.set_rate_remaining(p.rate_remaining);
-      if (p.rate_reset != absl::InfinitePast()) *rep.mutable_rate_reset() = ToProto(p.rate_reset);
-      rep.set_done(p.done);
-      line.counters = p.counters;
-      line.issues_estimated = p.issues_estimated;
-      line.rate_remaining = p.rate_remaining;
-      line.rate_reset = p.rate_reset;
-      board.Update(lease.repo_slug(), line);
-      return coord->ReportProgress(rep).status();
-    };
-    v1::CrawlCounters counters;
-    absl::StatusOr<crawler::CrawlProgress> result =
-        repo_crawler.Crawl(lease, on_progress, &counters);
-    line.finished = clock->Now();
-    if (result.ok() && result->paused) {
-      line.state = "paused";
-      line.counters = result->counters;
-      absl::MutexLock lock(&mu);
-      pending.insert(lease.repo_slug());  // the coordinator grants it again; continue there
-    } else if (result.ok()) {
-      line.state = "done";
-      line.counters = result->counters;
-    } else {
-      line.state = "failed";
-      line.error = std::string(result.status().message());
-      line.counters = counters;  // every request made, also those after the last report
-      v1::ReportProgressRequest rep;
-      rep.set_worker_id(kLocalWorker);
-      *rep.mutable_lease() = ref;
-      *rep.mutable_counters() = counters;
-      rep.set_error(line.error);
-      (void)coord->ReportProgress(rep);
-      absl::MutexLock lock(&mu);
-      failures.push_back(absl::StrCat(lease.repo_slug(), ": ", line.error));
-    }
-    board.Update(lease.repo_slug(), line);
-    v1::ReleaseLeaseRequest release;
-    release.set_worker_id(kLocalWorker);
-    *release.mutable_lease() = ref;
-    (void)coord->ReleaseLease(release);
-    absl::MutexLock lock(&mu);
-    held.erase(std::remove_if(held.begin(), held.end(),
-                              [&](const v1::LeaseRef& l) { return l.repo() == ref.repo(); }),
-               held.end());
-    running.fetch_sub(1);
-  };
-
+  BoardObserver observer(&board, clock, slugs);
+  crawler::WorkerOptions worker_options;
+  worker_options.worker_id = kLocalWorker;
+  worker_options.store_address = coordinator::kInProcessStoreAddress;
+  worker_options.capacity = options.parallel;
+  worker_options.crawler = crawler_options;
+  worker_options.poll_interval = absl::Milliseconds(50);
+  worker_options.default_heartbeat_interval = absl::Seconds(1);
+  worker_options.observer = &observer;
+  crawler::CrawlerWorker worker(worker_options, server->InProcessChannel(grpc::ChannelArguments()),
+                                &transport, store.get(), clock);
   const absl::Time start = clock->Now();
-  // Hand out leases until every named repository has been crawled once. Whatever happens, the
-  // crawl threads and the heartbeat thread are joined before returning.
-  auto hand_out = [&]() -> absl::Status {
-    while (true) {
-      const int free_slots = options.parallel - running.load();
-      bool any_pending = false;
-      {
-        absl::MutexLock lock(&mu);
-        any_pending = !pending.empty();
-      }
-      if (free_slots > 0 && any_pending) {
-        v1::AcquireLeasesRequest acq;
-        acq.set_worker_id(kLocalWorker);
-        acq.set_max_leases(free_slots);
-        absl::StatusOr<v1::AcquireLeasesResponse> leases = coord->AcquireLeases(acq);
-        if (!leases.ok() && (leases.status().code() == absl::StatusCode::kFailedPrecondition ||
-                             leases.status().code() == absl::StatusCode::kNotFound)) {
-          // Declared dead (the process was suspended past the worker timeout): register again.
-          RETURN_IF_ERROR(coord->RegisterWorker(reg).status());
-          continue;
-        }
-        RETURN_IF_ERROR(leases.status());
-        for (const v1::Lease& lease : leases->leases()) {
-          running.fetch_add(1);
-          {
-            absl::MutexLock lock(&mu);
-            pending.erase(lease.repo_slug());
-            v1::LeaseRef ref;
-            ref.set_repo(lease.repo_slug());
-            ref.set_epoch(lease.epoch());
-            held.push_back(ref);
-          }
-          threads.emplace_back(crawl_one, lease);
-        }
-      }
-      {
-        absl::MutexLock lock(&mu);
-        if (pending.empty() && running.load() == 0) return absl::OkStatus();
-      }
-      absl::SleepFor(absl::Milliseconds(50));
+  RETURN_IF_ERROR(worker.Start());
+  // Until every named repository has been crawled once (a paused crawl continues under its
+  // next lease), redrawing the board about once a second.
+  absl::Status stopped_early;
+  for (int tick = 0; !observer.AllEnded(); ++tick) {
+    if (absl::Status fatal = worker.fatal_error(); !fatal.ok()) {
+      stopped_early = fatal;
+      break;
     }
-  };
-  const absl::Status handed_out = hand_out();
-  for (std::thread& t : threads) t.join();
-  finished.store(true);
-  heartbeat.join();
-  RETURN_IF_ERROR(handed_out);
+    if (tick % 20 == 0) board.Render(clock->Now());
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  worker.Stop();
+  server->Shutdown();
+  RETURN_IF_ERROR(stopped_early);
   board.Finish(clock->Now());
+  const std::vector<std::string> failures = observer.Failures();
 
   ASSIGN_OR_RETURN(int64_t indexed, CatchUpIndex(*store, *writer));
   const v1::StoreInfo info = store->Info();
-  int64_t requests = 0;
-  for (const auto& [slug, line] : board.Lines()) requests += line.counters.requests();
+  const int64_t requests = observer.TotalRequests();
   absl::PrintF(
       "crawled %d repositories in %.1fs: %s requests; store holds %s issues and %s comments; "
       "index holds %s documents (%s changes indexed now)\n",

@@ -1,5 +1,6 @@
-// `issuescope crawl`: the one-machine mode. A local coordinator core, one crawler (several
-// repositories in parallel) and the indexer run in this process over a data directory:
+// `issuescope crawl`: the one-machine mode. A local coordinator (its core and gRPC service on an
+// in-process channel), the real CrawlerWorker (several repositories in parallel) and the indexer
+// run in this process over a data directory:
 //
 //   DIR/coordinator  catalog, cursors, progress (RocksDB)
 //   DIR/store        issues, comments, change log (RocksDB)

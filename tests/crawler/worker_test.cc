@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/time_util.h"
 #include "grpcpp/grpcpp.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rocksdb/env.h"
 #include "tests/crawler/fake_transport.h"
@@ -185,6 +186,7 @@ class WorkerTest : public ::testing::Test {
     options.crawler.token = "tok-s3cret";
     options.crawler.api_urls[v1::TRACKER_GITHUB] = "https://api.test";  // where the token may go
     if (pool) options.crawler.pools[v1::TRACKER_GITHUB] = pool;
+    options.observer = observer_;
     worker_ = std::make_unique<CrawlerWorker>(
         options, server_->InProcessChannel(grpc::ChannelArguments()),
         transport != nullptr ? transport : &http_, store_.get(), &clock_);
@@ -225,7 +227,44 @@ class WorkerTest : public ::testing::Test {
   FakeTransport http_{&clock_};
   FakeCoordinator coordinator_;
   std::unique_ptr<grpc::Server> server_;
+  CrawlObserver* observer_ = nullptr;
   std::unique_ptr<CrawlerWorker> worker_;
+};
+
+// RecordingObserver writes down every crawl event as text: "started SLUG", "progress SLUG
+// REQUESTS", "ended SLUG OUTCOME REQUESTS ERROR".
+class RecordingObserver final : public CrawlObserver {
+ public:
+  void Started(const v1::Lease& lease) override { Add(absl::StrCat("started ", lease.repo_slug())); }
+  void Progress(const v1::Lease& lease, const CrawlProgress& p) override {
+    Add(absl::StrCat("progress ", lease.repo_slug(), " ", p.counters.requests()));
+  }
+  void Ended(const v1::Lease& lease, CrawlOutcome outcome, const v1::CrawlCounters& counters,
+             absl::string_view error) override {
+    Add(absl::StrCat("ended ", lease.repo_slug(), " ", static_cast<int>(outcome), " ",
+                     counters.requests(), " ", error));
+  }
+  std::vector<std::string> Events() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+  // WaitForEnd waits up to 10 s for an "ended" event.
+  bool WaitForEnd() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(10), [&] {
+      return !events_.empty() && events_.back().rfind("ended ", 0) == 0;
+    });
+  }
+
+ private:
+  void Add(std::string event) {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(std::move(event));
+    cv_.notify_all();
+  }
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> events_;
 };
 
 TEST_F(WorkerTest, RegistersCrawlsALeaseAndReportsDone) {
@@ -267,6 +306,43 @@ TEST_F(WorkerTest, RegistersCrawlsALeaseAndReportsDone) {
   EXPECT_TRUE(store_->GetIssue("github:octo/hello", 2).ok());
   EXPECT_EQ(worker_->completed_crawls(), 1);
   EXPECT_EQ(http_.Pending(), 0u);
+}
+
+// The observer (the CLI's progress board) sees a crawl start, each page before it is reported,
+// and its end with the outcome and every request made; the end comes after the release.
+TEST_F(WorkerTest, ObserverSeesStartPagesAndTheEnd) {
+  RecordingObserver observer;
+  observer_ = &observer;
+  coordinator_.pending_leases.push_back(Lease());
+  ScriptCrawl();
+  StartWorker();
+  ASSERT_TRUE(coordinator_.WaitUntil([&] { return !coordinator_.releases.empty(); }));
+  ASSERT_TRUE(observer.WaitForEnd());
+  const std::vector<std::string> events = observer.Events();
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events.front(), "started github:octo/hello");
+  EXPECT_THAT(std::vector<std::string>(events.begin() + 1, events.end() - 1),
+              ::testing::Each(::testing::StartsWith("progress github:octo/hello ")));
+  EXPECT_EQ(events.back(), absl::StrCat("ended github:octo/hello ",
+                                        static_cast<int>(CrawlOutcome::kDone), " 4 "));
+}
+
+TEST_F(WorkerTest, ObserverSeesAFailureWithItsMessageAndRequests) {
+  RecordingObserver observer;
+  observer_ = &observer;
+  coordinator_.pending_leases.push_back(Lease());
+  http_.Respond(kRepoUrl, 200, R"({"full_name": "octo/hello"})");
+  for (int i = 0; i < 6; ++i) http_.Respond(kIssues, 503, "{}");
+  StartWorker();
+  ASSERT_TRUE(coordinator_.WaitUntil([&] { return !coordinator_.releases.empty(); }));
+  ASSERT_TRUE(observer.WaitForEnd());
+  const std::vector<std::string> events = observer.Events();
+  ASSERT_FALSE(events.empty());
+  EXPECT_THAT(events.back(),
+              ::testing::StartsWith(absl::StrCat("ended github:octo/hello ",
+                                                 static_cast<int>(CrawlOutcome::kFailed), " 7 ")));
+  EXPECT_THAT(events.back(), ::testing::HasSubstr("503"));
+  EXPECT_THAT(events.back(), ::testing::Not(::testing::HasSubstr("tok-s3cret")));
 }
 
 // A lease whose repository names another API than the worker's (whoever added it chose the
