@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "crawler/issue_store.h"
+#include "indexer/change_log.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace issuescope::indexer {
@@ -14,8 +15,8 @@ namespace {
 // Change events asked for per ReadChanges call (a batch also stops at 1 MiB).
 constexpr int kStoreBatchEvents = 1000;
 
-// StoreSource reads each store's change log from sequence 0 to the last sequence it held when
-// it was opened; every issue of a store appears in it (coalesced per batch).
+// StoreSource reads each store's change log (a StoreLogSource) from sequence 0 to the last
+// sequence it held when it was opened; every issue of a store appears in it (coalesced per batch).
 class StoreSource : public IssueSource {
  public:
   explicit StoreSource(std::vector<std::string> dirs) : dirs_(std::move(dirs)) {}
@@ -27,29 +28,21 @@ class StoreSource : public IssueSource {
         if (next_dir_ == dirs_.size()) return added;
         if (absl::Status s = OpenNext(); !s.ok()) return s;
       }
-      if (seq_ >= end_seq_) {
+      v1::ChangeBatch batch;
+      absl::StatusOr<bool> more = log_->Next(&batch);
+      if (!more.ok()) return more.status();
+      if (!*more) {
+        log_.reset();
         store_.reset();
         continue;
       }
-      absl::StatusOr<v1::ChangeBatch> batch = store_->ReadChanges(seq_, kStoreBatchEvents);
-      if (!batch.ok()) {
-        return absl::Status(batch.status().code(),
-                            absl::StrCat("reading the change log of store ", dirs_[next_dir_ - 1],
-                                         " after seq ", seq_, ": ", batch.status().message()));
-      }
-      for (v1::ChangeEvent& event : *batch->mutable_events()) {
+      for (v1::ChangeEvent& event : *batch.mutable_events()) {
         // Comments of a not-yet-stored issue: nothing to index until the issue arrives.
         if (!event.current().has_issue()) continue;
         out->push_back(std::move(*event.mutable_current()));
         ++added;
       }
-      if (batch->last_seq() <= seq_) {
-        return absl::DataLossError(absl::StrCat("store ", dirs_[next_dir_ - 1],
-                                                " made no progress reading its change log at seq ",
-                                                seq_, " of ", end_seq_));
-      }
-      seq_ = batch->last_seq();
-      positions_[store_->store_id()] = seq_;
+      positions_[store_->store_id()] = batch.last_seq();
     }
     return added;
   }
@@ -79,8 +72,10 @@ class StoreSource : public IssueSource {
                                        store.status().message()));
     }
     store_ = std::move(*store);
-    seq_ = 0;
-    end_seq_ = store_->last_seq();
+    crawler::IssueStore* opened = store_.get();
+    log_ = StoreLogSource(
+        [opened](uint64_t from, int max) { return opened->ReadChanges(from, max); }, 0,
+        opened->last_seq(), dir, kStoreBatchEvents);
     positions_[store_->store_id()] = 0;
     return absl::OkStatus();
   }
@@ -88,8 +83,7 @@ class StoreSource : public IssueSource {
   std::vector<std::string> dirs_;
   size_t next_dir_ = 0;
   std::unique_ptr<crawler::IssueStore> store_;
-  uint64_t seq_ = 0;
-  uint64_t end_seq_ = 0;
+  std::unique_ptr<ChangeSource> log_;  // store_'s log, from 0 to its last seq when opened
   std::map<std::string, uint64_t> positions_;
 };
 

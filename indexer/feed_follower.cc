@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/grpc_status.h"
+#include "indexer/change_log.h"
 #include "spdlog/spdlog.h"
 
 namespace issuescope::indexer {
@@ -140,32 +141,20 @@ absl::Status FeedFollower::FollowOnce(bool* progressed) {
   request.set_store_id(store_id);
   spdlog::info("following store {} (id {}) from seq {}", address_, store_id, from_seq);
   std::unique_ptr<grpc::ClientReader<v1::ChangeBatch>> reader = stub_->Changes(&context, request);
-  absl::Status broken;
-  v1::ChangeBatch batch;
-  while (reader->Read(&batch)) {
-    if (batch.store_id().empty()) {
-      batch.set_store_id(store_id);
-    } else if (batch.store_id() != store_id) {
-      broken = absl::FailedPreconditionError(absl::StrCat(
-          "store ", address_, " sent a batch of store ", batch.store_id(), " while following ",
-          store_id));
-      break;
-    }
-    ApplyResult result;
-    absl::Status applied = writer_->Apply(batch, &result);
-    if (!applied.ok()) {
-      broken = Annotate(applied, absl::StrCat("applying a batch of store ", address_));
-      break;
-    }
-    *progressed = true;
-    const uint64_t position = writer_->Position(store_id);
-    std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.batches;
-    stats_.events_applied += result.consumed();
-    stats_.position = position;
-    stats_.store_last_seq = std::max(stats_.store_last_seq, batch.last_seq());
-    stats_.caught_up = position >= stats_.store_last_seq;
-  }
+  std::unique_ptr<ChangeSource> stream =
+      StreamSource([&reader](v1::ChangeBatch* batch) { return reader->Read(batch); });
+  absl::Status broken = DrainChangeLog(
+      *stream, store_id, *writer_, [&](const v1::ChangeBatch& batch, const ApplyResult& result) {
+        *progressed = true;
+        const uint64_t position = writer_->Position(store_id);
+        std::lock_guard<std::mutex> lock(mu_);
+        ++stats_.batches;
+        stats_.events_applied += result.consumed();
+        stats_.position = position;
+        stats_.store_last_seq = std::max(stats_.store_last_seq, batch.last_seq());
+        stats_.caught_up = position >= stats_.store_last_seq;
+      });
+  if (!broken.ok()) broken = Annotate(broken, absl::StrCat("store ", address_));
   if (!broken.ok()) context.TryCancel();
   grpc::Status finished = reader->Finish();
   SetContext(nullptr);

@@ -30,6 +30,7 @@
 #include "crawler/token_pool.h"
 #include "crawler/worker.h"
 #include "deploy/cli/progress.h"
+#include "indexer/change_log.h"
 #include "indexer/index_writer.h"
 #include "indexer/taxonomy_tagger.h"
 #include "grpcpp/server.h"
@@ -156,15 +157,13 @@ class BoardObserver final : public crawler::CrawlObserver {
 }  // namespace
 
 absl::StatusOr<int64_t> CatchUpIndex(crawler::IssueStore& store, indexer::IndexWriter& writer) {
-  int64_t events = 0;
-  while (true) {
-    const uint64_t from = writer.Position(store.store_id());
-    ASSIGN_OR_RETURN(v1::ChangeBatch batch, store.ReadChanges(from, 1000));
-    if (batch.last_seq() <= from) return events;
-    batch.set_store_id(store.store_id());
-    RETURN_IF_ERROR(writer.Apply(batch));
-    events += batch.events_size();
-  }
+  const std::string id = store.store_id();
+  std::unique_ptr<indexer::ChangeSource> log = indexer::StoreLogSource(
+      [&store](uint64_t from, int max) { return store.ReadChanges(from, max); },
+      writer.Position(id), store.last_seq(), id);
+  int64_t applied = 0;
+  RETURN_IF_ERROR(indexer::DrainChangeLog(*log, id, writer, nullptr, &applied));
+  return applied;
 }
 
 absl::StatusOr<std::string> ReadToken(const std::string& var) {

@@ -21,8 +21,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import shared_issues  # noqa: E402
 
 SEED = 20261203
-# Per set and source: how many issues the set takes (>= 40 % LLM-related: all of vLLM). Set 2 is
-# drawn from what set 1 left, with its own seed, so the two never share an issue.
+# Per set and source: how many issues the set takes (sets 1 and 2: >= 40 % LLM-related, all of
+# them vLLM). Sets 2 and 3 are drawn from what the earlier sets left, each with its own seed, so
+# no two sets share an issue.
 SETS = {
     1: dict(seed=SEED, dir="devset",
             quotas=[("vllm", 300), ("mhnurf-pytorch", 120), ("mhnurf-keras", 70),
@@ -30,6 +31,11 @@ SETS = {
     2: dict(seed=SEED + 1001, dir="devset-2",
             quotas=[("vllm", 250), ("mhnurf-pytorch", 140), ("mhnurf-keras", 90),
                     ("mhnurf-incubator-mxnet", 70), ("mhnurf-caffe", 33), ("tf-silent", 17)]),
+    # Set 3 takes every vLLM issue the first two left and fills up from MHNurf's threads: a
+    # training set (fewer than 40 % LLM-related), labelled and adjudicated the same way.
+    3: dict(seed=SEED + 2002, dir="devset-3",
+            quotas=[("vllm", 126), ("mhnurf-pytorch", 200), ("mhnurf-keras", 120),
+                    ("mhnurf-incubator-mxnet", 100), ("mhnurf-caffe", 54)]),
 }
 HERE = os.path.dirname(os.path.abspath(__file__))
 
