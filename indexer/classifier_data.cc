@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/csv.h"
+#include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace issuescope::classifier {
@@ -133,67 +135,12 @@ absl::StatusOr<std::vector<LabeledIssue>> ParseJsonLines(absl::string_view text,
 
 absl::StatusOr<std::vector<LabeledIssue>> ParseCsv(absl::string_view text,
                                                    absl::string_view source) {
-  // Split into records of fields, honouring quotes (which may span lines).
-  std::vector<std::vector<std::string>> rows;
-  std::vector<int> row_lines;
-  std::vector<std::string> fields;
-  std::string field;
-  bool quoted = false, in_field_quotes = false;
-  int line = 1, record_line = 1, quote_line = 0;
-  size_t i = 0;
-  if (absl::StartsWith(text, "\xEF\xBB\xBF")) i = 3;  // UTF-8 byte order mark
-  auto end_record = [&] {
-    fields.push_back(std::move(field));
-    field.clear();
-    if (!(fields.size() == 1 && fields[0].empty())) {
-      rows.push_back(std::move(fields));
-      row_lines.push_back(record_line);
-    }
-    fields.clear();
-  };
-  for (; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_field_quotes) {
-      if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
-          field.push_back('"');
-          ++i;
-        } else {
-          in_field_quotes = false;
-        }
-      } else {
-        if (c == '\n') ++line;
-        field.push_back(c);
-      }
-      continue;
-    }
-    if (c == '"' && field.empty() && !quoted) {
-      in_field_quotes = quoted = true;
-      quote_line = line;
-    } else if (c == ',') {
-      fields.push_back(std::move(field));
-      field.clear();
-      quoted = false;
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      end_record();
-      quoted = false;
-      ++line;
-      record_line = line;
-    } else {
-      field.push_back(c);
-    }
-  }
-  if (in_field_quotes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ":", quote_line, ": unterminated quoted field"));
-  }
-  if (!field.empty() || !fields.empty()) end_record();
+  ASSIGN_OR_RETURN(std::vector<CsvRow> rows, ParseCsvRows(text, source));
   if (rows.empty()) return absl::InvalidArgumentError(absl::StrCat(source, ":1: empty CSV file"));
 
   std::vector<std::string> columns;
   bool has_text = false;
-  for (const std::string& name : rows[0]) {
+  for (const std::string& name : rows[0].fields) {
     columns.push_back(Canonical(name));
     has_text |= columns.back() == "title" || columns.back() == "body";
   }
@@ -203,15 +150,16 @@ absl::StatusOr<std::vector<LabeledIssue>> ParseCsv(absl::string_view text,
   }
   std::vector<LabeledIssue> out;
   for (size_t r = 1; r < rows.size(); ++r) {
-    if (rows[r].size() != columns.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(source, ":", row_lines[r], ": row has ",
-                                                     rows[r].size(), " fields, the header ",
+    const std::vector<std::string>& fields = rows[r].fields;
+    if (fields.size() != columns.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ":", rows[r].line, ": row has ",
+                                                     fields.size(), " fields, the header ",
                                                      columns.size()));
     }
     LabeledIssue rec;
-    rec.line = row_lines[r];
+    rec.line = rows[r].line;
     for (size_t c = 0; c < columns.size(); ++c) {
-      if (!columns[c].empty()) Set(columns[c], rows[r][c], &rec);
+      if (!columns[c].empty()) Set(columns[c], fields[c], &rec);
     }
     out.push_back(std::move(rec));
   }

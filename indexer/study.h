@@ -184,20 +184,6 @@ std::string TaxonomyDefinitions(const taxonomy::Taxonomy& taxonomy);
 std::string TextsJsonl(const std::vector<IssueRecord>& issues);
 absl::StatusOr<std::vector<IssueRecord>> ReadTexts(const std::string& path);
 
-// CsvQuote quotes a CSV field as RFC 4180 requires (comma, quote or line break inside).
-std::string CsvQuote(absl::string_view value);
-
-// CsvRow is one record of a CSV file and the line it starts on.
-struct CsvRow {
-  std::vector<std::string> fields;
-  int line = 0;
-};
-
-// ParseCsvRows splits RFC 4180 text into records (quotes may span lines; a UTF-8 byte order mark
-// is skipped; blank lines are skipped). INVALID_ARGUMENT "<source>:<line>: unterminated quoted
-// field".
-absl::StatusOr<std::vector<CsvRow>> ParseCsvRows(absl::string_view text, absl::string_view source);
-
 // ReadTextFile reads a whole file. NOT_FOUND naming it when it cannot be read.
 absl::StatusOr<std::string> ReadTextFile(const std::string& path);
 

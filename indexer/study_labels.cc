@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/csv.h"
 #include "common/status_macros.h"
 #include "indexer/classifier_data.h"
 #include "nlohmann/json.hpp"

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/csv.h"
 #include "common/repo_slug.h"
 #include "common/time_util.h"
 #include "nlohmann/json.hpp"
@@ -63,17 +64,6 @@ std::string CsvText(const nlohmann::ordered_json& cell) {
 
 }  // namespace
 
-std::string CsvField(const std::string& value) {
-  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
-  std::string out = "\"";
-  for (char c : value) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
-  }
-  out.push_back('"');
-  return out;
-}
-
 const char* const kExportColumns[] = {
     "repo_slug",  "repo",       "number",        "title", "state", "is_pull_request",
     "author",     "labels",     "created_at",    "updated_at", "comment_count",
@@ -91,7 +81,7 @@ std::string ExportCsvRow(const v1::SearchHit& hit) {
   std::string row;
   for (size_t i = 0; i < kExportColumnCount; ++i) {
     if (i > 0) row.push_back(',');
-    row += CsvField(CsvText(cells.at(kExportColumns[i])));
+    row += CsvQuote(CsvText(cells.at(kExportColumns[i])));
   }
   row += "\r\n";
   return row;

@@ -30,9 +30,6 @@ std::string ExportCsvHeader();
 // ExportCsvRow renders `hit` as one CSV record ending in "\r\n".
 std::string ExportCsvRow(const v1::SearchHit& hit);
 
-// CsvField quotes `value` as RFC 4180 requires (when it holds a comma, quote or line break).
-std::string CsvField(const std::string& value);
-
 // ExportJson renders `hit` as one JSON object on one line (no line break).
 std::string ExportJson(const v1::SearchHit& hit);
 

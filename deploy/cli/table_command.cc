@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "common/csv.h"
 #include "common/grpc_status.h"
 #include "common/status_macros.h"
 #include "deploy/cli/export_command.h"
@@ -21,7 +22,7 @@ namespace {
 
 // Cell renders one value for `markdown` or CSV.
 std::string Cell(const std::string& value, bool markdown) {
-  if (!markdown) return search::CsvField(value);
+  if (!markdown) return CsvQuote(value);
   if (value.empty()) return "(none)";
   return absl::StrReplaceAll(value, {{"|", "\\|"}, {"\n", " "}});
 }

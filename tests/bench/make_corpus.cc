@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "common/csv.h"
 #include "crawler/issue_store.h"
 #include "google/protobuf/util/json_util.h"
 #include "tests/bench/bench_corpus.h"
@@ -37,11 +38,6 @@ void ScriptindexField(std::ostream& out, absl::string_view name, absl::string_vi
     out << (first ? absl::StrCat(name, "=") : std::string("=")) << line << "\n";
     first = false;
   }
-}
-
-// CsvField quotes a CSV field (RFC 4180: quotes doubled, newlines kept inside quotes).
-std::string CsvField(absl::string_view value) {
-  return absl::StrCat("\"", absl::StrReplaceAll(value, {{"\"", "\"\""}}), "\"");
 }
 
 int Fail(const std::string& message) {
@@ -107,8 +103,9 @@ int main(int argc, char** argv) {
         script << "\n";
       }
       if (csv.is_open()) {
-        csv << CsvField(key) << "," << CsvField(issue.issue().title()) << ","
-            << CsvField(issue.issue().body()) << "," << CsvField(CommentsText(issue)) << "\n";
+        using issuescope::CsvQuote;
+        csv << CsvQuote(key) << "," << CsvQuote(issue.issue().title()) << ","
+            << CsvQuote(issue.issue().body()) << "," << CsvQuote(CommentsText(issue)) << "\n";
       }
     }
     if (store == nullptr) return absl::OkStatus();

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/csv.h"
 #include "common/index_schema.h"
 #include "common/subprocess.h"
 #include "indexer/index_writer.h"
@@ -205,7 +206,7 @@ TEST_F(StudyE2eTest, SampleExportImportAgreementAdjudicateTrainReport) {
   EXPECT_NE(ReadFile(dir_ + "/tagged.jsonl").find("\"tag_kind\""), std::string::npos);
 
   // Two annotators: alice fills in the exported CSV, bob writes JSON Lines.
-  auto rows = study::ParseCsvRows(csv, "annotate.csv");
+  auto rows = issuescope::ParseCsvRows(csv, "annotate.csv");
   ASSERT_TRUE(rows.ok()) << rows.status();
   ASSERT_EQ(rows->size(), 31u);
   const std::vector<std::pair<std::string, std::string>> sample = Sample(study);
@@ -226,7 +227,7 @@ TEST_F(StudyE2eTest, SampleExportImportAgreementAdjudicateTrainReport) {
                                    {"subtheme", b.subtheme}, {"llm", b.llm}}).dump() + "\n";
     }
     for (size_t c = 0; c < cells.size(); ++c) {
-      alice_csv += (c ? "," : "") + study::CsvQuote(cells[c]);
+      alice_csv += (c ? "," : "") + issuescope::CsvQuote(cells[c]);
     }
     alice_csv += "\r\n";
   }
@@ -266,7 +267,7 @@ TEST_F(StudyE2eTest, SampleExportImportAgreementAdjudicateTrainReport) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("3 disagreed, 0 labelled once, 27 agreed"), std::string::npos)
       << r.output;
-  auto sheet = study::ParseCsvRows(ReadFile(study + "/adjudicate.csv"), "adjudicate.csv");
+  auto sheet = issuescope::ParseCsvRows(ReadFile(study + "/adjudicate.csv"), "adjudicate.csv");
   ASSERT_TRUE(sheet.ok());
   std::map<std::string, size_t> col;
   for (size_t c = 0; c < (*sheet)[0].fields.size(); ++c) col[(*sheet)[0].fields[c]] = c;
@@ -287,7 +288,7 @@ TEST_F(StudyE2eTest, SampleExportImportAgreementAdjudicateTrainReport) {
       if (cells[col["subtheme"]].empty()) cells[col["subtheme"]] = a.subtheme;
       if (i <= 3) cells[col["reason"]] = "per the guidelines";
     }
-    for (size_t c = 0; c < cells.size(); ++c) resolved += (c ? "," : "") + study::CsvQuote(cells[c]);
+    for (size_t c = 0; c < cells.size(); ++c) resolved += (c ? "," : "") + issuescope::CsvQuote(cells[c]);
     resolved += "\r\n";
   }
   WriteFile(dir_ + "/resolved.csv", resolved);

@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 TESTS=(
-  common_text_tokens_test common_issue_sections_test
+  common_text_tokens_test common_issue_sections_test common_csv_test
   search_query_parser_test search_facets_test search_searcher_test search_pager_test
   search_docid_sample_test search_field_scope_test search_query_limits_test
   search_match_split_test search_search_service_test
@@ -25,7 +25,7 @@ TESTS=(
   crawler_deep_page_test crawler_rate_budget_test crawler_token_pool_test
   crawler_issue_store_test crawler_raw_pages_test
   indexer_taxonomy_test indexer_term_automaton_test indexer_tagging_test
-  indexer_classifier_test indexer_utf8_cuts_test
+  indexer_classifier_test indexer_utf8_cuts_test indexer_change_log_test
 )
 
 jobs=2
