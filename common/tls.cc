@@ -5,11 +5,10 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_util.h"
 #include "common/status_macros.h"
 
 #ifndef CPPHTTPLIB_OPENSSL_SUPPORT
@@ -101,13 +100,11 @@ absl::StatusOr<Loaded> Load(const ServerTlsFiles& files) {
 
 absl::StatusOr<std::string> ReadPemFile(const std::string& path, const std::string& flag,
                                         const std::string& label) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  if (!in || in.bad()) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(flag, " ", path, ": cannot read"));
   }
-  const std::string pem = text.str();
+  const std::string& pem = *text;
   if (!absl::StrContains(pem, "-----BEGIN ") || !absl::StrContains(pem, label + "-----")) {
     return absl::InvalidArgumentError(absl::StrCat(flag, " ", path, ": not a PEM ", label));
   }

@@ -1,10 +1,10 @@
 #include "coordinator/catalog_config.h"
 
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/file_util.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "coordinator/request_validation.h"
@@ -212,12 +212,8 @@ absl::StatusOr<CatalogConfig> ParseCatalogConfig(absl::string_view text,
 }
 
 absl::StatusOr<CatalogConfig> LoadCatalogConfig(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("config file ", path, ": cannot open"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return absl::UnavailableError(absl::StrCat("config file ", path, ": read error"));
-  return ParseCatalogConfig(text.str(), path);
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path, "config"));
+  return ParseCatalogConfig(text, path);
 }
 
 }  // namespace issuescope::coordinator

@@ -1,8 +1,6 @@
 #include "indexer/classifier_data.h"
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -11,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/csv.h"
+#include "common/file_util.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -167,11 +166,7 @@ absl::StatusOr<std::vector<LabeledIssue>> ParseCsv(absl::string_view text,
 }
 
 absl::StatusOr<std::vector<LabeledIssue>> ReadIssuesFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read input file ", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path, "input"));
   if (absl::EndsWithIgnoreCase(path, ".csv")) return ParseCsv(text, path);
   return ParseJsonLines(text, path);
 }

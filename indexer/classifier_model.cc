@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_util.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -309,11 +310,8 @@ absl::Status LinearModel::Save(const std::string& path) const {
 }
 
 absl::StatusOr<LinearModel> LinearModel::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read model file ", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return Parse(buffer.str(), path);
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path, "model"));
+  return Parse(text, path);
 }
 
 absl::StatusOr<LinearModel> LinearModel::Parse(absl::string_view text, absl::string_view source) {

@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -314,8 +312,8 @@ absl::Status WriteStudy(const Study& study, bool overwrite) {
     j["stratum"] = u.stratum;
     absl::StrAppend(&lines, Dump(j), "\n");
   }
-  RETURN_IF_ERROR(WriteTextFile(sample_path, lines));
-  return WriteTextFile(study.dir + "/manifest.json", ManifestJson(study.manifest));
+  RETURN_IF_ERROR(WriteFile(sample_path, lines));
+  return WriteFile(study.dir + "/manifest.json", ManifestJson(study.manifest));
 }
 
 absl::StatusOr<Study> ReadStudy(const std::string& dir) {
@@ -328,9 +326,9 @@ absl::StatusOr<Study> ReadStudy(const std::string& dir) {
         dir, " is not a study directory (no manifest.json and sample.jsonl; run `issuescope "
              "study sample ... --out ", dir, "` first)"));
   }
-  ASSIGN_OR_RETURN(std::string manifest_text, ReadTextFile(manifest_path));
+  ASSIGN_OR_RETURN(std::string manifest_text, ReadFile(manifest_path));
   ASSIGN_OR_RETURN(study.manifest, ParseManifest(manifest_text, manifest_path));
-  ASSIGN_OR_RETURN(std::string text, ReadTextFile(sample_path));
+  ASSIGN_OR_RETURN(std::string text, ReadFile(sample_path));
   int line_no = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_no;
@@ -486,7 +484,7 @@ std::string TextsJsonl(const std::vector<IssueRecord>& issues) {
 }
 
 absl::StatusOr<std::vector<IssueRecord>> ReadTexts(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   std::vector<IssueRecord> out;
   int line_no = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
@@ -502,23 +500,6 @@ absl::StatusOr<std::vector<IssueRecord>> ReadTexts(const std::string& path) {
     out.push_back(std::move(r));
   }
   return out;
-}
-
-absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-absl::Status WriteTextFile(const std::string& path, absl::string_view text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out) return absl::UnavailableError(absl::StrCat("writing ", path, " failed (disk full?)"));
-  return absl::OkStatus();
 }
 
 }  // namespace issuescope::study

@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/file_util.h"
 #include "indexer/taxonomy.h"
 
 namespace issuescope::study {
@@ -183,11 +184,5 @@ std::string TaxonomyDefinitions(const taxonomy::Taxonomy& taxonomy);
 // ReadTexts reads that file back, by canonical ref. NOT_FOUND when it is missing.
 std::string TextsJsonl(const std::vector<IssueRecord>& issues);
 absl::StatusOr<std::vector<IssueRecord>> ReadTexts(const std::string& path);
-
-// ReadTextFile reads a whole file. NOT_FOUND naming it when it cannot be read.
-absl::StatusOr<std::string> ReadTextFile(const std::string& path);
-
-// WriteTextFile replaces a file's contents. UNAVAILABLE naming it when it cannot be written.
-absl::Status WriteTextFile(const std::string& path, absl::string_view text);
 
 }  // namespace issuescope::study

@@ -254,7 +254,7 @@ absl::StatusOr<std::vector<Label>> ParseLabels(absl::string_view text, absl::str
 
 absl::StatusOr<std::vector<Label>> ReadLabelFile(const std::string& path,
                                                  const taxonomy::Taxonomy& taxonomy) {
-  ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   return ParseLabels(text, path, absl::EndsWithIgnoreCase(path, ".csv"), taxonomy);
 }
 
@@ -302,7 +302,7 @@ absl::Status WriteAnnotation(const std::string& dir, const Annotation& annotatio
   std::error_code ec;
   std::filesystem::create_directories(dir + "/labels", ec);
   if (ec) return absl::UnavailableError(absl::StrCat("cannot create ", dir, "/labels: ", ec.message()));
-  return WriteTextFile(absl::StrCat(dir, "/labels/", annotation.annotator, ".jsonl"),
+  return WriteFile(absl::StrCat(dir, "/labels/", annotation.annotator, ".jsonl"),
                        LabelsJsonl(annotation.labels));
 }
 

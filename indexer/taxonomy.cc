@@ -4,16 +4,15 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/file_util.h"
 #include "common/status_macros.h"
 #include "re2/re2.h"
 #include "toml++/toml.h"
@@ -332,11 +331,8 @@ absl::StatusOr<Taxonomy> ParseTaxonomy(absl::string_view text, absl::string_view
 }
 
 absl::StatusOr<Taxonomy> LoadTaxonomyFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read taxonomy file ", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseTaxonomy(buffer.str(), path);
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path, "taxonomy"));
+  return ParseTaxonomy(text, path);
 }
 
 std::string DefaultTaxonomyPath() {

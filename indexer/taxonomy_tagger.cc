@@ -1,30 +1,18 @@
 #include "indexer/taxonomy_tagger.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/file_util.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "indexer/embedded_model.h"
 #include "indexer/embedded_taxonomy.h"
 
 namespace issuescope::indexer {
-namespace {
-
-absl::StatusOr<std::string> ReadFileBytes(const std::string& path, absl::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", what, " file ", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-}  // namespace
 
 std::string FingerprintHash(absl::string_view bytes) {
   uint64_t hash = 0xcbf29ce484222325ULL;
@@ -51,7 +39,7 @@ absl::StatusOr<ModelArgument> ResolveModelArgument(absl::string_view arg,
     return out;
   }
   const std::string path(arg);
-  ASSIGN_OR_RETURN(out.bytes, ReadFileBytes(path, "model"));
+  ASSIGN_OR_RETURN(out.bytes, ReadFile(path, "model"));
   ASSIGN_OR_RETURN(classifier::LinearModel model, classifier::LinearModel::Parse(out.bytes, path));
   out.model = std::move(model);
   out.source = path;
@@ -71,7 +59,7 @@ absl::StatusOr<std::unique_ptr<TaxonomyTagger>> TaxonomyTagger::Create(
     text = std::string(EmbeddedTaxonomyText());
     source = std::string(EmbeddedTaxonomyName());
   } else {
-    ASSIGN_OR_RETURN(text, ReadFileBytes(taxonomy_path, "taxonomy"));
+    ASSIGN_OR_RETURN(text, ReadFile(taxonomy_path, "taxonomy"));
     source = taxonomy_path;
   }
   // The taxonomy's tag decides whether the default model applies.

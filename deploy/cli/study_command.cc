@@ -221,10 +221,6 @@ Json AgreementJson(const study::AgreementReport& report) {
   return j;
 }
 
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  return study::WriteTextFile(path, text);
-}
-
 }  // namespace
 
 absl::Status RunStudySample(const StudySampleOptions& options, std::FILE* out) {
