@@ -2,7 +2,8 @@
 # The taxonomy tagger on held-out real issues (docs/TAXONOMY.md, "Held out: devset-2"): models
 # with the shipped options (the ones train-default-model.sh uses, chosen on devset-1 alone) are
 # trained on devset-1 (+ NLBSE'24's training split, kind only) and scored on devset-2, which no
-# option choice has seen; rules and labels alone are scored beside them. Then the learning
+# option choice has seen; rules and labels alone are scored beside them, and a model trained on
+# devset-1 + devset-3 (600 more labelled issues, none from devset-2). Then the learning
 # curve: devset-2 split in two halves by a hash of each reference; each half is scored by a
 # model trained on devset-1 alone and by one trained on devset-1 plus the other half, so the
 # gain from more labelled issues is measured on issues neither model saw. Needs ../shared/data
@@ -25,6 +26,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 tests/realdata/devset.py join indexer/taxonomies/devset/adjudicated.jsonl --out "$work/d1.jsonl"
 python3 tests/realdata/devset.py join indexer/taxonomies/devset-2/adjudicated.jsonl --out "$work/d2.jsonl"
+python3 tests/realdata/devset.py join indexer/taxonomies/devset-3/adjudicated.jsonl --out "$work/d3.jsonl"
 # Training files without llm (the rules decide it), and devset-2's two halves.
 python3 - "$work" <<'PY'
 import hashlib, json, sys
@@ -38,14 +40,16 @@ def write(name, rs, drop_llm):
             if drop_llm:
                 r.pop("llm", None)
             f.write(json.dumps(r) + "\n")
-d1, d2 = rows("d1"), rows("d2")
+d1, d2, d3 = rows("d1"), rows("d2"), rows("d3")
 half = lambda r: int(hashlib.sha256(r["id"].encode()).hexdigest(), 16) % 2
 h = [[r for r in d2 if half(r) == k] for k in (0, 1)]
 write("d1-train", d1, True)
+write("d13-train", d1 + d3, True)
 for k in (0, 1):
     write(f"h{k}", h[k], False)
     write(f"d1h{k}-train", d1 + h[k], True)
-print(f"devset-1 {len(d1)}, devset-2 {len(d2)} (halves {len(h[0])} and {len(h[1])})")
+print(f"devset-1 {len(d1)}, devset-2 {len(d2)} (halves {len(h[0])} and {len(h[1])}), "
+      f"devset-3 {len(d3)}")
 PY
 train() {  # train DATA OUT
   "$bin/issuescope" taxonomy train --data "$1" "${options[@]}" --name heldout --compact \
@@ -68,6 +72,8 @@ train "$work/d1-train.jsonl" "$work/d1.model"
 echo "== devset-2 held out (600 issues)"
 echo "rules and labels only:  $(score none "$work/d2.jsonl" 1000)"
 echo "model of devset-1:      $(score "$work/d1.model" "$work/d2.jsonl" 1000)"
+train "$work/d13-train.jsonl" "$work/d13.model"
+echo "model of devset-1 + 3:  $(score "$work/d13.model" "$work/d2.jsonl" 1000)"
 echo "== learning curve: each half of devset-2, scored by models that did not see it"
 for k in 0 1; do
   other=$((1 - k))

@@ -84,7 +84,7 @@ TEST(TaxonomyTaggerTest, ShipsTheDefaultModelAndRecordsItWithEveryTag) {
   ASSERT_TRUE(with.ok()) << with.status();
   ASSERT_TRUE((*with)->has_model());
   EXPECT_EQ((*with)->model_label(),
-            "llm-dl-1-devset12-nlbse24@" + FingerprintHash(file).substr(0, 8));
+            "llm-dl-1-devset123-nlbse24@" + FingerprintHash(file).substr(0, 8));
   EXPECT_NE((*with)->Fingerprint().find("model=" + FingerprintHash(file)), std::string::npos);
   // The same model given as a file is the same tagger.
   auto from_file = TaxonomyTagger::Create("", model_path);
