@@ -55,9 +55,5 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
 absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateCoordinatorChannel(
     const std::string& address, const ClientTlsFiles& tls, const std::string& bearer_token = "");
 
-// TokenFromEnvironment returns the value of environment variable `var` (surrounding whitespace
-// removed), "" when `var` is empty. INVALID_ARGUMENT naming `flag` and the variable (never its
-// value) when `var` is given but unset or empty.
-absl::StatusOr<std::string> TokenFromEnvironment(const std::string& var, const std::string& flag);
 
 }  // namespace issuescope

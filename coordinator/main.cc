@@ -18,6 +18,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "common/env_token.h"
 #include "common/grpc_server.h"
 #include "common/clock.h"
 #include "common/logging.h"
@@ -116,15 +117,13 @@ int Run(const Flags& flags) {
   if (flags.account_reserve >= 0) options.account_reserve = flags.account_reserve;
   coordinator::AccessOptions access;
   access.insecure_admin = flags.insecure_admin;
-  if (!flags.admin_token_env.empty()) {
-    auto token = coordinator::ReadTokenFromEnv(flags.admin_token_env);
-    if (!token.ok()) return Fail(absl::StrCat("--admin-token-env: ", token.status().message()));
-    access.admin_token = std::move(*token);
-  }
-  if (!flags.cluster_token_env.empty()) {
-    auto token = coordinator::ReadTokenFromEnv(flags.cluster_token_env);
-    if (!token.ok()) return Fail(absl::StrCat("--cluster-token-env: ", token.status().message()));
-    access.cluster_token = std::move(*token);
+  for (auto [var, flag, token] : {std::make_tuple(&flags.admin_token_env, "--admin-token-env",
+                                                   &access.admin_token),
+                                   std::make_tuple(&flags.cluster_token_env,
+                                                   "--cluster-token-env", &access.cluster_token)}) {
+    auto read = TokenFromEnvironment(*var, flag);
+    if (!read.ok()) return Fail(std::string(read.status().message()));
+    *token = std::move(*read);
   }
   if (!access.admin_token.empty() && access.admin_token == access.cluster_token) {
     return Fail("--admin-token-env and --cluster-token-env must hold different tokens: every "

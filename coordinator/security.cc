@@ -86,14 +86,4 @@ absl::Status CheckPeerIsWorker(const grpc::ServerContext& context, absl::string_
       "': a worker may only act as the id its certificate names"));
 }
 
-absl::StatusOr<std::string> ReadTokenFromEnv(const std::string& var) {
-  const char* value = std::getenv(var.c_str());
-  std::string token(absl::StripAsciiWhitespace(value == nullptr ? "" : value));
-  if (token.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("environment variable ", var, " is unset or empty"));
-  }
-  return token;
-}
-
 }  // namespace issuescope::coordinator

@@ -52,10 +52,6 @@ std::vector<std::string> PeerCertificateNames(const grpc::ServerContext& context
 // it names others.
 absl::Status CheckPeerIsWorker(const grpc::ServerContext& context, absl::string_view worker_id);
 
-// ReadTokenFromEnv returns the value of environment variable `var` with surrounding whitespace
-// removed. INVALID_ARGUMENT naming the variable (not its value) when it is unset or empty.
-absl::StatusOr<std::string> ReadTokenFromEnv(const std::string& var);
-
 // IsLoopbackListenAddress says whether the host of a gRPC listen address ("HOST:PORT",
 // "[V6]:PORT") is a loopback address or "localhost".
 bool IsLoopbackListenAddress(absl::string_view address);

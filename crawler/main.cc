@@ -32,8 +32,9 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
-#include "common/grpc_server.h"
 #include "common/clock.h"
+#include "common/env_token.h"
+#include "common/grpc_server.h"
 #include "common/grpc_channel.h"
 #include "common/logging.h"
 #include "common/repo_slug.h"
@@ -51,17 +52,6 @@ namespace {
 int Fail(const std::string& message) {
   std::cerr << "issuescope-crawler: " << message << std::endl;
   return 2;
-}
-
-// ReadTokenEnv reads the token named by a --*token-env flag; "" with *error set when unset.
-std::string ReadTokenEnv(const std::string& flag, const std::string& var, std::string* error) {
-  const char* token = std::getenv(var.c_str());
-  if (token == nullptr || *token == '\0') {
-    *error = absl::StrCat("environment variable ", var, " (named by ", flag,
-                          ") is not set or empty");
-    return "";
-  }
-  return token;
 }
 
 bool ValidApiUrl(const std::string& url) {
@@ -207,11 +197,9 @@ int main(int argc, char** argv) {
   options.drain_timeout = absl::Seconds(drain_timeout_s);
   options.crawler.max_pages_per_lease = max_pages_per_lease;
   options.crawler.request_timeout = absl::Seconds(request_timeout_s);
-  std::string error;
-  if (!token_env.empty()) {
-    options.crawler.token = ReadTokenEnv("--token-env", token_env, &error);
-    if (!error.empty()) return Fail(error);
-  }
+  auto token = TokenFromEnvironment(token_env, "--token-env");
+  if (!token.ok()) return Fail(std::string(token.status().message()));
+  options.crawler.token = std::move(*token);
   if (gitee_budget < 0 || secondary_backoff_s < 0) {
     return Fail("--gitee-budget and --secondary-backoff-s must be >= 0");
   }

@@ -11,6 +11,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/env_token.h"
+#include "common/status_macros.h"
 #include "common/repo_slug.h"
 #include "common/time_util.h"
 
@@ -113,11 +115,7 @@ absl::StatusOr<std::vector<PoolToken>> TokensFromEnv(const std::vector<std::stri
       }
     }
     if (var.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, " names no variable"));
-    const char* value = std::getenv(var.c_str());
-    if (value == nullptr || *value == '\0') {
-      return absl::InvalidArgumentError(absl::StrCat("environment variable ", var, " (named by ",
-                                                     flag, ") is not set or empty"));
-    }
+    ASSIGN_OR_RETURN(std::string value, TokenFromEnvironment(std::string(var), std::string(flag)));
     auto tokens = ParseTokenList(value, account.empty() ? var : account);
     if (!tokens.ok()) {
       return absl::InvalidArgumentError(

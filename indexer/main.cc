@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/clock.h"
+#include "common/env_token.h"
 #include "common/grpc_channel.h"
 #include "common/logging.h"
 #include "indexer/index_writer.h"

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/env_token.h"
 #include "common/index_schema.h"
 #include "common/logging.h"
 #include "common/repo_slug.h"
@@ -166,16 +167,6 @@ absl::StatusOr<int64_t> CatchUpIndex(crawler::IssueStore& store, indexer::IndexW
   return applied;
 }
 
-absl::StatusOr<std::string> ReadToken(const std::string& var) {
-  if (var.empty()) return std::string();
-  const char* value = std::getenv(var.c_str());
-  if (value == nullptr || value[0] == '\0') {
-    return absl::InvalidArgumentError(
-        absl::StrCat("environment variable ", var, " (from --token-env) is not set or empty"));
-  }
-  return std::string(value);
-}
-
 absl::Status EnsureDirectory(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -209,7 +200,7 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
     }
     repos.push_back(ref);
   }
-  ASSIGN_OR_RETURN(std::string token, ReadToken(options.token_env));
+  ASSIGN_OR_RETURN(std::string token, TokenFromEnvironment(options.token_env, "--token-env"));
   RETURN_IF_ERROR(EnsureDirectory(options.data_dir));
   Clock* clock = Clock::Real();
   crawler::CrawlerOptions crawler_options;

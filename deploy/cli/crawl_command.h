@@ -62,9 +62,6 @@ struct CrawlCommandOptions {
 // unwritable data directory, a repository that failed).
 absl::Status RunCrawl(const CrawlCommandOptions& options);
 
-// ReadToken returns the token in environment variable `var` ("" for none), or
-// INVALID_ARGUMENT when the variable is unset or empty. The error never contains the value.
-absl::StatusOr<std::string> ReadToken(const std::string& var);
 
 // CatchUpIndex applies every change of `store` not yet in `writer`; returns events applied.
 absl::StatusOr<int64_t> CatchUpIndex(crawler::IssueStore& store, indexer::IndexWriter& writer);

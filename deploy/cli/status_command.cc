@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/env_token.h"
 #include "common/grpc_channel.h"
 #include "common/grpc_status.h"
 #include "common/repo_slug.h"
@@ -40,13 +41,7 @@ absl::StatusOr<Connection> Connect(const CoordinatorTarget& target) {
   if (target.coordinator.empty()) return absl::InvalidArgumentError("--coordinator is required");
   Connection conn;
   if (!target.token_env.empty()) {
-    const char* value = std::getenv(target.token_env.c_str());
-    conn.token = std::string(absl::StripAsciiWhitespace(value == nullptr ? "" : value));
-    if (conn.token.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--token-env: environment variable ", target.token_env,
-                       " is unset or empty"));
-    }
+    ASSIGN_OR_RETURN(conn.token, TokenFromEnvironment(target.token_env, "--token-env"));
   } else if (const char* value = std::getenv(kDefaultAdminTokenEnv); value != nullptr) {
     // Without --token-env, the admin token of the environment (as `issuescope up` prints it).
     conn.token = std::string(absl::StripAsciiWhitespace(value));

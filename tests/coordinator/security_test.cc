@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/env_token.h"
 #include "common/grpc_channel.h"
 #include "common/tls.h"
 #include "coordinator/coordinator_service.h"
@@ -34,14 +35,20 @@ TEST(SecurityTest, ConstantTimeEquals) {
 
 TEST(SecurityTest, TokenFromEnvironment) {
   ::setenv("ISSUESCOPE_TEST_TOKEN", "  tok \n", 1);
-  auto token = ReadTokenFromEnv("ISSUESCOPE_TEST_TOKEN");
+  auto token = TokenFromEnvironment("ISSUESCOPE_TEST_TOKEN", "--admin-token-env");
   ASSERT_TRUE(token.ok());
   EXPECT_EQ(*token, "tok");
+  auto none = TokenFromEnvironment("", "--admin-token-env");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, "");
+  ::setenv("ISSUESCOPE_TEST_TOKEN", " \t", 1);
+  auto blank = TokenFromEnvironment("ISSUESCOPE_TEST_TOKEN", "--admin-token-env");
+  EXPECT_EQ(blank.status().code(), absl::StatusCode::kInvalidArgument);
   ::unsetenv("ISSUESCOPE_TEST_TOKEN");
-  auto missing = ReadTokenFromEnv("ISSUESCOPE_TEST_TOKEN");
+  auto missing = TokenFromEnvironment("ISSUESCOPE_TEST_TOKEN", "--admin-token-env");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(missing.status().message()).find("ISSUESCOPE_TEST_TOKEN"),
-            std::string::npos);
+  EXPECT_EQ(missing.status().message(),
+            "--admin-token-env: environment variable ISSUESCOPE_TEST_TOKEN is unset or empty");
 }
 
 class AuthTest : public CoreTest {
