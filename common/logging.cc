@@ -1,7 +1,6 @@
 #include "common/logging.h"
 
-#include <regex>
-
+#include "re2/re2.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 
 namespace issuescope {
@@ -14,12 +13,13 @@ void InitLogging(absl::string_view component, absl::string_view level) {
 }
 
 std::string Redact(absl::string_view url) {
-  static const std::regex kUserInfo(R"(://[^/@]+@)");
-  static const std::regex kSecretParam(
-      R"(([?&](access_token|token|private_token|client_secret)=)[^&#]*)",
-      std::regex::icase);
-  std::string out = std::regex_replace(std::string(url), kUserInfo, "://REDACTED@");
-  return std::regex_replace(out, kSecretParam, "$1REDACTED");
+  static const re2::RE2 kUserInfo(R"(://[^/@]+@)");
+  static const re2::RE2 kSecretParam(
+      R"((?i)([?&](access_token|token|private_token|client_secret)=)[^&#]*)");
+  std::string out(url);
+  re2::RE2::GlobalReplace(&out, kUserInfo, "://REDACTED@");
+  re2::RE2::GlobalReplace(&out, kSecretParam, "\\1REDACTED");
+  return out;
 }
 
 }  // namespace issuescope

@@ -1,5 +1,6 @@
 #include "coordinator/coordinator_state.h"
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/rocksdb_status.h"
 #include "common/status_macros.h"
@@ -122,12 +123,12 @@ absl::StatusOr<uint64_t> CoordinatorState::RemovedEpoch(const std::string& slug)
       db_->Get(rocksdb::ReadOptions(), meta_, absl::StrCat(kRemovedEpochPrefix, slug), &value);
   if (s.IsNotFound()) return 0;
   RETURN_IF_ERROR(FromRocksStatus(s, absl::StrCat("reading removed epoch of ", slug)));
-  try {
-    return static_cast<uint64_t>(std::stoull(value));
-  } catch (const std::exception&) {
+  uint64_t epoch = 0;
+  if (!absl::SimpleAtoi(value, &epoch)) {
     return absl::DataLossError(
         absl::StrCat("coordinator state ", path_, ": bad removed epoch of ", slug));
   }
+  return epoch;
 }
 
 absl::Status CoordinatorState::Commit(const StateBatch& batch) {

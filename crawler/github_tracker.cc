@@ -1,9 +1,8 @@
 #include "crawler/github_tracker.h"
 
-#include <regex>
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "re2/re2.h"
 
 namespace issuescope::crawler {
 namespace {
@@ -87,10 +86,10 @@ int64_t GithubTracker::EstimatedTotal(const HttpResponse& first_page, int per_pa
   const auto links = ParseLinkHeader(first_page.headers.Get("Link"));
   auto last = links.find("last");
   if (last == links.end()) return 0;
-  static const std::regex kPage(R"([?&]page=(\d+))");
-  std::smatch m;
+  static const re2::RE2 kPage(R"([?&]page=(\d+))");
+  std::string digits;
   int64_t page = 0;
-  if (std::regex_search(last->second, m, kPage) && absl::SimpleAtoi(m[1].str(), &page)) {
+  if (re2::RE2::PartialMatch(last->second, kPage, &digits) && absl::SimpleAtoi(digits, &page)) {
     return ItemsInPages(page, per_page);
   }
   return 0;

@@ -235,7 +235,9 @@ class WorkerTest : public ::testing::Test {
 // REQUESTS", "ended SLUG OUTCOME REQUESTS ERROR".
 class RecordingObserver final : public CrawlObserver {
  public:
-  void Started(const v1::Lease& lease) override { Add(absl::StrCat("started ", lease.repo_slug())); }
+  void Started(const v1::Lease& lease) override {
+    Add(absl::StrCat("started ", lease.repo_slug()));
+  }
   void Progress(const v1::Lease& lease, const CrawlProgress& p) override {
     Add(absl::StrCat("progress ", lease.repo_slug(), " ", p.counters.requests()));
   }

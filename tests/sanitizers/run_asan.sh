@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 TESTS=(
-  common_text_tokens_test common_issue_sections_test common_csv_test
+  common_text_tokens_test common_issue_sections_test common_csv_test common_logging_test
   search_query_parser_test search_facets_test search_searcher_test search_pager_test
   search_docid_sample_test search_field_scope_test search_query_limits_test
   search_match_split_test search_search_service_test
