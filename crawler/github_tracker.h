@@ -1,5 +1,5 @@
 // GithubTracker: the Tracker of GitHub REST v3 (api.github.com, GitHub Enterprise, or the
-// simulator's GitHub dialect), on the parsers of crawler/github_client.h; and GithubStyleTracker,
+// simulator's GitHub dialect), on the parsers of crawler/github_parse.h; and GithubStyleTracker,
 // what GitHub shares with the forges that copied its API (Gitee/GitCode v5).
 //
 // Requests: GET {base}/repos/{owner}/{name}; the issue listing

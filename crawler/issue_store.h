@@ -92,7 +92,7 @@ struct RawPage {
   std::string body;
 };
 
-// QuarantinedItem is one listing item the crawl could not use (crawler/github_client.h,
+// QuarantinedItem is one listing item the crawl could not use (crawler/github_parse.h,
 // BadItem): kept as received, with why, so it can be inspected (and reported) without blocking
 // the rest of its page or repository (IssueStore::PutQuarantined / ScanQuarantined).
 struct QuarantinedItem {

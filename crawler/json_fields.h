@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
-#include "crawler/github_client.h"
+#include "crawler/github_parse.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "nlohmann/json.hpp"
 

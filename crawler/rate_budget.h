@@ -13,7 +13,7 @@
 #include <mutex>
 
 #include "absl/time/time.h"
-#include "crawler/github_client.h"
+#include "crawler/github_parse.h"
 
 namespace issuescope::crawler {
 

@@ -24,7 +24,7 @@ struct ReparseResult {
   // Raw pages read, and those the current parser rejected (their records are left as stored).
   int64_t pages = 0;
   int64_t bad_pages = 0;
-  // Items left out of pages that parsed: bad items (crawler/github_client.h, BadItem) and items
+  // Items left out of pages that parsed: bad items (crawler/github_parse.h, BadItem) and items
   // updated after their page was fetched (the crawl quarantined both).
   int64_t bad_items = 0;
   // Records parsed from the pages, and those that differed from the store and were re-applied.

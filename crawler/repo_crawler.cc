@@ -36,7 +36,7 @@
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
-#include "crawler/github_client.h"
+#include "crawler/github_parse.h"
 #include "crawler/tracker.h"
 #include "google/protobuf/util/json_util.h"
 

@@ -22,7 +22,7 @@
 // Hostile or broken listings: a next page that repeats a URL already listed in the same pass, or
 // a next page named by a page with no items, stops the crawl with INVALID_ARGUMENT naming the
 // repository and the URL (pages stored so far stay; the listing's cursor does not move). An item
-// that cannot be used (crawler/github_client.h, BadItem; or an updated_at more than
+// that cannot be used (crawler/github_parse.h, BadItem; or an updated_at more than
 // max_clock_skew after the response's Date) is quarantined (IssueStore::PutQuarantined, counted
 // in CrawlCounters.items_quarantined, logged with the repository and the item) and the rest of
 // its page is stored: such errors are deterministic, so they are not retried. Every request takes

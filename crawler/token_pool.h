@@ -40,7 +40,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
-#include "crawler/github_client.h"
+#include "crawler/github_parse.h"
 #include "issuescope/v1/coordinator.pb.h"
 
 namespace issuescope::crawler {

@@ -27,7 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "crawler/github_client.h"
+#include "crawler/github_parse.h"
 #include "crawler/http_transport.h"
 #include "issuescope/v1/model.pb.h"
 

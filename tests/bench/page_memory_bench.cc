@@ -11,7 +11,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
-#include "crawler/github_client.h"
+#include "crawler/github_parse.h"
 #include "nlohmann/json.hpp"
 
 namespace {

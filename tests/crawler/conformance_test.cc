@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/time_util.h"
-#include "crawler/github_client.h"
+#include "crawler/github_parse.h"
 #include "crawler/repo_crawler.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/time_util.h"
-#include "crawler/github_client.h"
+#include "crawler/github_parse.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 

@@ -3,7 +3,7 @@
 #include <ostream>
 #include <string>
 
-#include "crawler/github_client.h"
+#include "crawler/github_parse.h"
 #include "crawler/http_transport.h"
 #include "gtest/gtest.h"
 

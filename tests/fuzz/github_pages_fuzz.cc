@@ -1,4 +1,4 @@
-// Fuzz target: the Github page parsers (crawler/github_client.h, github_tracker.h via MakeTracker(TRACKER_GITHUB)): a
+// Fuzz target: the Github page parsers (crawler/github_parse.h, github_tracker.h via MakeTracker(TRACKER_GITHUB)): a
 // response body given to the repository, issue-listing and comment-listing parsers; what is
 // checked is in tracker_pages_fuzz.h.
 #include <cstddef>

@@ -1,4 +1,4 @@
-// Fuzz target: paging and rate-limit headers (crawler/github_client.h, crawler/tracker.h): the
+// Fuzz target: paging and rate-limit headers (crawler/github_parse.h, crawler/tracker.h): the
 // `Link` parser, each forge's next-page discovery (Link rel="next", GitLab's X-Next-Page,
 // Gitee's total_page), estimates, X-RateLimit-* / RateLimit-* and Retry-After, and what the
 // crawler does with a next URL (its origin, query parameters, redaction for logs).
@@ -11,7 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/logging.h"
-#include "crawler/github_client.h"
+#include "crawler/github_parse.h"
 #include "crawler/http_transport.h"
 #include "crawler/token_binding.h"
 #include "crawler/tracker.h"

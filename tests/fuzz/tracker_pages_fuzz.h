@@ -14,7 +14,7 @@
 
 #include "absl/strings/string_view.h"
 #include "common/text_tokens.h"
-#include "crawler/github_client.h"
+#include "crawler/github_parse.h"
 #include "crawler/tracker.h"
 #include "issuescope/v1/model.pb.h"
 

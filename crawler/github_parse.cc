@@ -1,4 +1,4 @@
-#include "crawler/github_client.h"
+#include "crawler/github_parse.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
