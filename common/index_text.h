@@ -62,7 +62,7 @@ struct TextWeights {
 };
 inline constexpr TextWeights kTextWeights;
 
-// kRankingK1 is BM25's k1 for the wdf of this scheme (search/pager.h, RankingWeight): how fast
+// kRankingK1 is BM25's k1 for the wdf of this scheme (search/ranking_weight.h): how fast
 // repeated occurrences saturate, in units of wdf_scale.
 inline constexpr double kRankingK1 = 2;
 

@@ -100,44 +100,6 @@ MatchCount CountMatchesBounded(const Xapian::Database& db, const Xapian::Query& 
 MatchCount CountMatchesBounded(const MatchSplit& split, const std::vector<Xapian::Query>& queries,
                                uint64_t bound);
 
-// RankingWeight is the weighting of free-text matches: BM25 without document-length
-// normalisation (b = 0; k1 = 1, k3 = 1, Xapian's defaults), the idf computed as Xapian's
-// BM25Weight does (a term in more than half the documents keeps a small positive weight).
-// Scoring a match needs only its terms' wdf, never its document's length, which was most of
-// the cost of weighing every match (docs/BENCHMARKS.md, "Search latency"); the title still
-// counts double (title terms have wdf 2). A match's part is read from a per-term table for
-// small wdfs: Xapian's BM25Weight divides for every posting.
-class RankingWeight : public Xapian::Weight {
- public:
-  RankingWeight();
-  RankingWeight* clone() const override;
-  void init(double factor) override;
-  std::string name() const override { return "issuescope.RankingWeight"; }
-  std::string serialise() const override { return ""; }
-  RankingWeight* unserialise(const std::string& serialised) const override;
-  double get_sumpart(Xapian::termcount wdf, Xapian::termcount doclen,
-                     Xapian::termcount uniqterms) const override;
-  double get_maxpart() const override;
-  double get_sumextra(Xapian::termcount doclen, Xapian::termcount uniqterms) const override;
-  double get_maxextra() const override;
-
- private:
-  static constexpr Xapian::termcount kTable = 64;
-  // Part is termweight · wdf / (k1 + wdf).
-  double Part(Xapian::termcount wdf) const;
-  // PartOf is Part quantised, and at least one quantum when wdf > 0 (and the term weighs).
-  double PartOf(Xapian::termcount wdf) const;
-  // kQuantumScale is 2^36: weights are multiples of its inverse. Fine enough that postings of
-  // different wdf keep different weights even for a word in every document (idf near 0): when a
-  // million postings weigh the same, Xapian's matcher compares each one with the page's last
-  // (measured: `python` at 1M issues, 70 ms with 2^-20, docs/BENCHMARKS.md).
-  static constexpr double kQuantumScale = 68719476736.0;
-  // Quantized rounds a weight to a multiple of 1 / kQuantumScale.
-  static double Quantized(double w);
-  double termweight_ = 0;
-  double table_[kTable] = {};
-};
-
 // FillHit copies the fields of an indexed issue into a hit (no score, no snippet; tags without
 // their evidence, which GetIssue returns).
 void FillHit(const v1::IssueWithComments& issue, v1::SearchHit* hit);

@@ -7,6 +7,7 @@
 // ranges answered from year and month terms (search/qualifiers.h, DateFilter), which must match
 // exactly what value ranges match.
 #include "search/pager.h"
+#include "search/ranking_weight.h"
 
 #include "common/index_text.h"
 
@@ -207,9 +208,9 @@ TEST(DateRangeTermsTest, SameMatchesAsValueRanges) {
             std::string::npos);
 }
 
-// RankingWeight is Xapian's BM25 with b = 0 (k1 = 1, k3 = 1), only with a table for small
-// wdfs: the same matches in the same order with the same weights (to rounding), for common and
-// rare terms, wdfs beyond the table, repeated query words and phrases.
+// RankingWeight is Xapian's BM25 with b = 0 (k1 = index::kRankingK1), only with a table for small
+// wdfs: the same matches in the same order with the same weights (to rounding), for common and rare
+// terms, wdfs beyond the table, repeated query words and phrases.
 TEST(RankingWeightTest, SameAsXapiansBm25WithoutLengthNormalisation) {
   Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
   std::mt19937 rng(5);
