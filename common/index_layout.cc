@@ -9,18 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "common/hash.h"
 #include "common/index_schema.h"
 
 namespace issuescope::index {
 
 uint32_t ShardOf(absl::string_view repo_slug, uint32_t shard_count) {
   if (shard_count <= 1) return 0;
-  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64
-  for (unsigned char ch : repo_slug) {
-    hash ^= ch;
-    hash *= 0x100000001b3ULL;
-  }
-  return static_cast<uint32_t>(hash % shard_count);
+  return static_cast<uint32_t>(Fnv1a(repo_slug) % shard_count);
 }
 
 std::string ShardDirName(uint32_t shard) { return absl::StrFormat("shard-%03u", shard); }

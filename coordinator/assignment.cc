@@ -3,32 +3,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/hash.h"
+
 namespace issuescope::coordinator {
-namespace {
-
-// FNV-1a over the bytes, then the SplitMix64 finaliser for avalanche.
-uint64_t Fnv1a(uint64_t hash, absl::string_view bytes) {
-  for (unsigned char c : bytes) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
-
-uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 uint64_t RendezvousScore(absl::string_view worker_id, absl::string_view repo_slug) {
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  hash = Fnv1a(hash, worker_id);
+  // FNV-1a over "worker\0repo", then the SplitMix64 finaliser for avalanche.
+  uint64_t hash = Fnv1a(worker_id);
   hash = Fnv1a(hash, absl::string_view("\0", 1));
   hash = Fnv1a(hash, repo_slug);
-  return Mix(hash);
+  return Mix64(hash);
 }
 
 double WeightedRendezvousScore(absl::string_view worker_id, absl::string_view repo_slug,

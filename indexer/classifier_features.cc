@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/hash.h"
 #include "common/issue_sections.h"
 #include "common/text_tokens.h"
 
@@ -78,17 +79,13 @@ std::vector<std::string> Tokenize(absl::string_view text) {
 
 namespace {
 
-// Fnv continues FNV-1a 64 (the features' hash) over `piece`: hashing a feature in pieces
-// ("T:", a token, " ", the next token) gives the hash of the concatenated string without
-// building it.
-inline uint64_t Fnv(uint64_t h, absl::string_view piece) {
-  for (char c : piece) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
+// Features are hashed with FNV-1a 64 (common/hash.h) in pieces ("T:", a token, " ", the next
+// token), which gives the hash of the concatenated string without building it. kFnvBasis is
+// the features' own starting value: 1469598103934665603, not FNV's offset basis
+// (14695981039346656037, one digit longer). Every model file's buckets depend on it, so it
+// stays.
 constexpr uint64_t kFnvBasis = 1469598103934665603ULL;
+inline uint64_t Fnv(uint64_t h, absl::string_view piece) { return Fnv1a(h, piece); }
 
 // Bucket maps a hash to one of 2^hash_bits buckets.
 inline uint32_t Bucket(uint64_t h, int hash_bits) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/csv.h"
+#include "common/hash.h"
 #include "common/issue_sections.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
@@ -27,19 +28,10 @@ using Json = nlohmann::ordered_json;
 // A spreadsheet cell holds at most 32,767 characters; longer bodies are cut in CSV files.
 constexpr size_t kMaxCsvCell = 32000;
 
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // DrawKey is the seeded pseudo-random key of an issue: FNV-1a of its canonical key, mixed with
 // the seed. The same on every platform and run.
 uint64_t DrawKey(absl::string_view key, uint64_t seed) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : key) h = (h ^ c) * 0x100000001b3ULL;
-  return SplitMix64(h ^ SplitMix64(seed));
+  return SplitMix64(Fnv1a(key) ^ SplitMix64(seed));
 }
 
 std::string Dump(const Json& j) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/file_util.h"
+#include "common/hash.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "indexer/embedded_model.h"
@@ -15,12 +16,7 @@
 namespace issuescope::indexer {
 
 std::string FingerprintHash(absl::string_view bytes) {
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (unsigned char ch : bytes) {
-    hash ^= ch;
-    hash *= 0x100000001b3ULL;
-  }
-  return absl::StrFormat("%016x", hash);
+  return absl::StrFormat("%016x", Fnv1a(bytes));
 }
 
 absl::StatusOr<ModelArgument> ResolveModelArgument(absl::string_view arg,

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/hash.h"
 
 namespace issuescope::search {
 namespace {
@@ -32,12 +33,7 @@ bool ParseHexBytes(absl::string_view hex, std::string* out) {
 }  // namespace
 
 uint64_t QueryFingerprint(absl::string_view query) {
-  uint64_t hash = 14695981039346656037ULL;  // FNV-1a offset basis
-  for (unsigned char c : query) {
-    hash ^= c;
-    hash *= 1099511628211ULL;  // FNV prime
-  }
-  return hash;
+  return Fnv1a(query);
 }
 
 std::string EncodePageCursor(const PageCursor& cursor, uint64_t fingerprint) {
