@@ -174,6 +174,8 @@ class FieldScopeSource : public Xapian::PostingSource {
       }
       p.skip_to(lo);
       return p != end && *p < hi;
+    } catch (const Xapian::DatabaseModifiedError&) {
+      throw;  // a newer revision was committed: the searcher reopens and retries
     } catch (const Xapian::Error&) {
       return false;  // the term is not in this document
     }
@@ -187,8 +189,10 @@ class FieldScopeSource : public Xapian::PostingSource {
         lists.emplace_back(db_.positionlist_begin(did, term), db_.positionlist_end(did, term));
         if (lists.back().first == lists.back().second) return false;
       }
+    } catch (const Xapian::DatabaseModifiedError&) {
+      throw;  // a newer revision was committed: the searcher reopens and retries
     } catch (const Xapian::Error&) {
-      return false;
+      return false;  // a term is not in this document
     }
     auto& [first, first_end] = lists[0];
     for (first.skip_to(lo); first != first_end; ++first) {

@@ -17,8 +17,8 @@ namespace issuescope::indexer {
 class Tagger {
  public:
   virtual ~Tagger() = default;
-  // Tag fills `issue->issue().tags()` from the issue's title, body, labels and repository (not
-  // its comments).
+  // Tag fills `issue->issue().tags()` from the issue's title, body, labels and repository; the
+  // comments are not read.
   virtual void Tag(v1::IssueWithComments* issue) = 0;
   // Fingerprint identifies what the tags depend on (taxonomy version and file bytes, model);
   // the index records it (index::kTaggerMetadataKey) and is re-tagged when it changes.
