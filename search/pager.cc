@@ -70,12 +70,16 @@ Xapian::Query AfterKey(Xapian::valueno slot, bool ascending, const PageCursor& c
 }
 
 // IsDisjunctionOfTerms says whether `query` is terms joined by OR (or a synonym or wildcard
-// expansion of them): no AND, phrase or filter anywhere.
+// expansion of them, scaled or not), optionally with a bonus (OP_AND_MAYBE's right side, which
+// decides no match): no AND, phrase or filter in what decides the matches.
 bool IsDisjunctionOfTerms(const Xapian::Query& query) {
   switch (query.get_type()) {
     case Xapian::Query::LEAF_TERM:
     case Xapian::Query::OP_WILDCARD:
       return true;
+    case Xapian::Query::OP_SCALE_WEIGHT:
+    case Xapian::Query::OP_AND_MAYBE:
+      return IsDisjunctionOfTerms(query.get_subquery(0));
     case Xapian::Query::OP_OR:
     case Xapian::Query::OP_SYNONYM:
       for (size_t i = 0; i < query.get_num_subqueries(); ++i) {
@@ -85,6 +89,13 @@ bool IsDisjunctionOfTerms(const Xapian::Query& query) {
     default:
       return false;
   }
+}
+
+// MatchSetQuery is `query` without the bonus of a ranked query (the right side of a top-level
+// OP_AND_MAYBE), which decides no match: what a count or a spy needs to run.
+Xapian::Query MatchSetQuery(Xapian::Query query) {
+  while (query.get_type() == Xapian::Query::OP_AND_MAYBE) query = query.get_subquery(0);
+  return query;
 }
 
 // MonthPrefix is the prefix of the month bucket terms of a sort field, or nullptr.
@@ -193,7 +204,7 @@ Xapian::doccount CheckAtLeast(uint64_t bound, Xapian::doccount doccount) {
 Xapian::MSet BooleanCount(const Xapian::Database& db, const Xapian::Query& query,
                           Xapian::MatchSpy* spy, Xapian::doccount check) {
   Xapian::Enquire enquire(db);
-  enquire.set_query(query);
+  enquire.set_query(MatchSetQuery(query));
   enquire.set_weighting_scheme(Xapian::BoolWeight());
   enquire.set_docid_order(Xapian::Enquire::ASCENDING);
   if (spy != nullptr) enquire.add_matchspy(spy);
@@ -210,7 +221,7 @@ int64_t SplitCount(const MatchSplit& split, const std::vector<Xapian::Query>& qu
   std::vector<Xapian::doccount> counts(split.parts(), 0);
   split.Run([&](size_t i) {
     const Xapian::Database& db = split.db(i);
-    Xapian::Query query = split.Restrict(i, queries[i]);
+    Xapian::Query query = split.Restrict(i, MatchSetQuery(queries[i]));
     if (fraction < 1.0) {
       query = Xapian::Query(Xapian::Query::OP_FILTER, query,
                             Xapian::Query((new DocidSample(fraction, kSampleWindows))->release()));
@@ -303,7 +314,7 @@ MatchCount CountMatchesBounded(const MatchSplit& split, const std::vector<Xapian
   // it), so a bound on the work is kept here. First what the posting lists' statistics say:
   // exact for one term (a label, a state, a single word), free.
   Xapian::Enquire estimator(db);
-  estimator.set_query(queries[0]);
+  estimator.set_query(MatchSetQuery(queries[0]));
   estimator.set_weighting_scheme(Xapian::BoolWeight());
   const Xapian::MSet probe = estimator.get_mset(0, 0);  // statistics only: no match is run
   if (probe.get_matches_lower_bound() == probe.get_matches_upper_bound()) {

@@ -25,7 +25,8 @@ struct PageOptions {
   // Compute the exact number of matches of the whole query (Page::total). On a first page
   // (no keyset cursor) it is counted in the same pass that ranks the page (every match is
   // weighed once), except for a relevance-ranked disjunction of terms (a word over the text
-  // fields, ORed words, wildcards): ranked with pruning, then counted by a boolean pass unless
+  // fields, ORed words, wildcards; with or without the title bonus, which decides no match):
+  // ranked with pruning, then counted by a boolean pass (without the bonus) unless
   // the ranking pass already knows the exact number. Later pages of value-sorted results are
   // counted by a boolean pass. Default: false.
   bool count_total = false;

@@ -430,6 +430,7 @@ TEST(SearcherRankingTest, TitleFirstAndLongIssuesBelowShortOnes) {
   ASSERT_EQ(env.hits_size(), 2);
   EXPECT_EQ(env.hits(0).number(), 41);
   EXPECT_EQ(env.hits(1).number(), 40);
+  EXPECT_EQ(env.total(), 2);
 }
 
 // Words that no issue has all of: the search is relaxed to any of them (more of them first),
