@@ -3,10 +3,13 @@
 # build-sanitize/ (shared with tests/sanitizers/run_asan.sh) and runs each for
 # a bounded time or number of executions; fails on any crash, leak, sanitizer report or timeout.
 #
-#   tests/fuzz/run_fuzzers.sh [--seconds N] [--runs N] [--jobs N] [TARGET...]
+#   tests/fuzz/run_fuzzers.sh [--seconds N] [--runs N] [--max-len N] [--jobs N] [TARGET...]
 #
 # --seconds N  stop each target after N seconds (default 30; 0 = no time bound, needs --runs)
 # --runs N     stop each target after N executions (default: no bound)
+# --max-len N  inputs of at most N bytes (libFuzzer's -max_len; default: libFuzzer's own, which
+#              grows with the corpus): long runs of targets whose inputs grow slow (taxonomy,
+#              query_parser) keep their speed
 # --jobs N     build parallelism (default 2)
 # TARGET       names from build-sanitize/fuzzers.txt (query_parser, github_pages, …); default all.
 # Environment: BUILD_DIR (default build-sanitize), CXX (default clang++).
@@ -18,14 +21,16 @@ cd "$(dirname "$0")/../.."
 
 seconds=30
 runs=""
+max_len=""
 jobs=2
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
+    --max-len) max_len="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     -*) echo "run_fuzzers: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -52,6 +57,7 @@ while read -r name exe dirs; do
         "-artifact_prefix=$build/fuzz-artifacts/$name-")
   [ "$seconds" != 0 ] && args+=("-max_total_time=$seconds")
   [ -n "$runs" ] && args+=("-runs=$runs")
+  [ -n "$max_len" ] && args+=("-max_len=$max_len")
   log="$build/fuzz-logs/$name.log"
   echo "run_fuzzers: $name ${args[*]}"
   start=$(date +%s)
