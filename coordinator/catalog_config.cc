@@ -48,7 +48,8 @@ absl::Status ParseCoordinatorTable(absl::string_view source, const toml::table& 
       {"lease_ttl", &config->lease_ttl},
       {"heartbeat_interval", &config->heartbeat_interval},
       {"worker_timeout", &config->worker_timeout},
-      {"retry_failed_after", &config->retry_failed_after}};
+      {"retry_failed_after", &config->retry_failed_after},
+      {"drain_feed_timeout", &config->drain_feed_timeout}};
   for (const auto& [key, node] : table) {
     std::string name(key.str());
     std::string field = absl::StrCat("[coordinator].", name);
@@ -77,7 +78,8 @@ absl::Status ParseCoordinatorTable(absl::string_view source, const toml::table& 
     if (it == fields.end()) {
       return Error(source, node, field,
                    "unknown key (expected lease_ttl, heartbeat_interval, worker_timeout, "
-                   "home_grace, retry_failed_after or account_reserve)");
+                   "home_grace, retry_failed_after, drain_feed_timeout or "
+                   "account_reserve)");
     }
     ASSIGN_OR_RETURN(absl::Duration value, GetDuration(source, node, field));
     *it->second = value;
@@ -147,6 +149,7 @@ void CatalogConfig::ApplyTo(CoordinatorOptions* options) const {
   if (retry_failed_after) options->retry_failed_after = *retry_failed_after;
   if (account_reserve) options->account_reserve = *account_reserve;
   if (home_grace) options->home_grace = *home_grace;
+  if (drain_feed_timeout) options->drain_feed_timeout = *drain_feed_timeout;
 }
 
 absl::StatusOr<absl::Duration> ParseConfigDuration(absl::string_view text) {

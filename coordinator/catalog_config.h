@@ -6,6 +6,7 @@
 //   worker_timeout = "10s"
 //   home_grace = "30s"           # default 3 × worker_timeout; "0s": none
 //   retry_failed_after = "30s"
+//   drain_feed_timeout = "10m"   # how long a drained worker waits for the indexers
 //   account_reserve = 100        # requests of an account's budget kept per running crawl
 //
 //   [[repository]]
@@ -41,6 +42,8 @@ struct CatalogConfig {
   std::optional<absl::Duration> heartbeat_interval;
   std::optional<absl::Duration> worker_timeout;
   std::optional<absl::Duration> retry_failed_after;
+  // [coordinator] drain_feed_timeout; unset when the file does not set it.
+  std::optional<absl::Duration> drain_feed_timeout;
   // [coordinator] home_grace (zero allowed: no grace); unset when the file does not set it.
   std::optional<absl::Duration> home_grace;
   // [coordinator] account_reserve; unset when the file does not set it.

@@ -44,7 +44,8 @@ absl::StatusOr<std::unique_ptr<CoordinatorCore>> CoordinatorCore::Open(const std
       {"heartbeat_interval", options.heartbeat_interval},
       {"lease_ttl", options.lease_ttl},
       {"worker_timeout", options.worker_timeout},
-      {"retry_failed_after", options.retry_failed_after}};
+      {"retry_failed_after", options.retry_failed_after},
+      {"drain_feed_timeout", options.drain_feed_timeout}};
   if (options.account_reserve < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "coordinator option account_reserve must be >= 0, got ", options.account_reserve));
@@ -279,7 +280,7 @@ absl::Status CoordinatorCore::ExpireLocked(absl::Time now) {
   }
   std::map<std::string, int> held = LeasesHeldLocked();
   for (const auto& [slug, rec] : ended) --held[repos_[slug].lease_worker()];
-  std::vector<std::string> reaped = ReapDrainedLocked(held, &batch);
+  Reaped reaped = ReapDrainedLocked(held, now, &batch);
   RETURN_IF_ERROR(state_->Commit(batch));
   for (auto& [slug, rec] : ended) repos_[slug] = std::move(rec);
   for (const auto& [id, home_until] : declared_dead) {
@@ -292,7 +293,7 @@ absl::Status CoordinatorCore::ExpireLocked(absl::Time now) {
     }
   }
   lease_expirations_ += static_cast<int64_t>(ended.size());
-  RemoveWorkersLocked(reaped);
+  ApplyReapedLocked(std::move(reaped));
   if (!ended.empty()) assignment_dirty_ = true;
   return ScheduleLostStoresLocked(now);
 }
@@ -541,11 +542,12 @@ absl::StatusOr<v1::ReportProgressResponse> CoordinatorCore::ReportProgress(
   }
   batch.PutRepo(slug, rec);
   const bool ended = rec.lease_worker().empty();
-  std::vector<std::string> reaped;
+  NoteStoreSeqLocked(req.worker_id(), req.store_last_seq());
+  Reaped reaped;
   if (ended) {
     std::map<std::string, int> held = LeasesHeldLocked();
     --held[req.worker_id()];
-    reaped = ReapDrainedLocked(held, &batch);
+    reaped = ReapDrainedLocked(held, now, &batch);
   }
   RETURN_IF_ERROR(state_->Commit(batch));
   repos_[slug] = std::move(rec);
@@ -565,7 +567,7 @@ absl::StatusOr<v1::ReportProgressResponse> CoordinatorCore::ReportProgress(
   } else if (ended) {
     rates_.erase(slug);
   }
-  RemoveWorkersLocked(reaped);
+  ApplyReapedLocked(std::move(reaped));
   return v1::ReportProgressResponse();
 }
 
@@ -574,7 +576,9 @@ absl::StatusOr<v1::ReleaseLeaseResponse> CoordinatorCore::ReleaseLease(
   RETURN_IF_ERROR(coordinator::ValidateWorkerId(req.worker_id()));
   ASSIGN_OR_RETURN(std::string slug, coordinator::ValidateLeaseRef(req.lease(), "lease"));
   std::lock_guard<std::mutex> lock(mu_);
-  RETURN_IF_ERROR(ExpireLocked(clock_->Now()));
+  const absl::Time now = clock_->Now();
+  RETURN_IF_ERROR(ExpireLocked(now));
+  NoteStoreSeqLocked(req.worker_id(), req.store_last_seq());
   auto it = repos_.find(slug);
   if (it == repos_.end() || it->second.lease_worker() != req.worker_id() ||
       it->second.epoch() != req.lease().epoch()) {
@@ -586,11 +590,11 @@ absl::StatusOr<v1::ReleaseLeaseResponse> CoordinatorCore::ReleaseLease(
   batch.PutRepo(slug, rec);
   std::map<std::string, int> held = LeasesHeldLocked();
   --held[req.worker_id()];
-  std::vector<std::string> reaped = ReapDrainedLocked(held, &batch);
+  Reaped reaped = ReapDrainedLocked(held, now, &batch);
   RETURN_IF_ERROR(state_->Commit(batch));
   it->second = std::move(rec);
   rates_.erase(slug);
-  RemoveWorkersLocked(reaped);
+  ApplyReapedLocked(std::move(reaped));
   return v1::ReleaseLeaseResponse();
 }
 

@@ -47,9 +47,20 @@
 //    for a crawl at once, not at its next re-crawl: what the store had not yet fed to the
 //    indexer exists nowhere else. Granted to another store the crawl is FULL (as every grant to
 //    a store that did not set the cursor); the old worker returning with its store resumes
-//    incrementally. Repositories already due, failed, paused or leased keep their schedule. A
-//    drained worker's repositories only move (no crawl): it served its store until its crawls
-//    ended.
+//    incrementally. Repositories already due, failed, paused or leased keep their schedule.
+//  - Drained feeds: workers report their store's newest feed seq (Heartbeat, ReportProgress,
+//    ReleaseLease: store_last_seq) and indexers report how far they have durably indexed each
+//    store (ReportIndexProgress). A draining worker that holds no lease is removed — its
+//    repositories only move, no crawl — once every active indexer (one that reported within
+//    `drain_feed_timeout`: an indexer restarting or paused still counts) has indexed its store
+//    up to the worker's last reported seq; meanwhile it stays a member (Heartbeat: known,
+//    draining) and keeps serving its store. With no active indexer it is removed at once
+//    (nobody follows the feeds). When the indexers have not caught
+//    up within `drain_feed_timeout` of its last lease ending, or the worker dies first (its store
+//    is gone with its process), it is removed and its store is abandoned: every idle repository
+//    whose cursor that store set is scheduled as for a lost store (FULL on another store), since
+//    what the indexers had not read exists nowhere else. Index progress is memory only (indexers
+//    report it every poll).
 //  - Phases in GetStatus: GONE (the tracker moved it: ReportProgress.moved_to), CRAWLING
 //    (leased), PAUSED, FAILED (last crawl failed, retry not yet due), PENDING (needs crawling), IDLE.
 //    `quiescent` is true when no repository is PENDING or CRAWLING: FAILED, IDLE and GONE are
@@ -115,6 +126,10 @@ struct CoordinatorOptions {
   // Whether every durable write also fsyncs the WAL (survives power loss, not only a process
   // crash). Default: true.
   bool sync_writes = true;
+  // How long a drained worker that holds no lease waits for the indexers to read its store's
+  // feed before its store is abandoned and its repositories crawled again elsewhere (see
+  // "Drained feeds"). Must be positive. Default: 10 min.
+  absl::Duration drain_feed_timeout = absl::Minutes(10);
 };
 
 // CoordinatorCounters are monotonic counters since the core was opened (for metrics).
@@ -184,6 +199,12 @@ class CoordinatorCore {
   // NOT_FOUND for an unknown slug. `resumed` lists those that were paused.
   absl::StatusOr<v1::ResumeRepositoriesResponse> ResumeRepositories(
       const v1::ResumeRepositoriesRequest& req);
+  // ReportIndexProgress records how far an indexer has durably indexed each store's feed (it
+  // replaces that indexer's previous report) and removes the drained workers it was the last
+  // to wait for. INVALID_ARGUMENT for a malformed indexer id, an empty or over-long store id,
+  // or more than 100,000 positions.
+  absl::StatusOr<v1::ReportIndexProgressResponse> ReportIndexProgress(
+      const v1::ReportIndexProgressRequest& req);
   // Counters returns the monotonic counters.
   CoordinatorCounters Counters();
 
@@ -198,6 +219,22 @@ class CoordinatorCore {
   struct WorkerEntry {
     coordinator::WorkerRecord record;
     absl::Time last_seen;  // last liveness signal (memory only)
+    // Highest store_last_seq the worker reported for its current store (memory only).
+    uint64_t store_last_seq = 0;
+    // Draining and holding no lease since (InfiniteFuture: not yet; memory only).
+    absl::Time drained_idle_since = absl::InfiniteFuture();
+  };
+  // An indexer's latest ReportIndexProgress (memory only).
+  struct IndexerEntry {
+    absl::Time seen;
+    std::map<std::string, uint64_t> positions;  // store id -> indexed seq
+  };
+  // What ReapDrainedLocked decided: workers to forget, and repositories of abandoned stores
+  // scheduled for a crawl; both are in the batch, and applied by ApplyReapedLocked once it is
+  // committed.
+  struct Reaped {
+    std::vector<std::string> workers;
+    std::vector<std::pair<std::string, coordinator::RepoRecord>> scheduled;
   };
   // RateSample is one progress report of the current lease: (time, requests, issues fetched).
   struct RateSample {
@@ -232,16 +269,27 @@ class CoordinatorCore {
   // is the home of the repository (see the file comment), recomputing it when the catalog,
   // sizes or membership changed.
   const std::map<std::string, std::string>& AssignmentLocked(absl::Time now);
-  // ReapDrained deletes draining workers that hold no lease according to `held` (worker ->
-  // leases) into `batch` and returns their ids; the caller erases them once committed.
-  std::vector<std::string> ReapDrainedLocked(const std::map<std::string, int>& held,
-                                             StateBatch* batch);
+  // ReapDrained deletes into `batch` the draining workers that hold no lease according to
+  // `held` (worker -> leases) and whose feed the indexers have read, or that waited too long
+  // or died (their stores abandoned: see "Drained feeds"); the caller applies the result with
+  // ApplyReapedLocked once the batch is committed. `extra` names one more draining worker
+  // whose record is still being written (DrainWorker).
+  Reaped ReapDrainedLocked(const std::map<std::string, int>& held, absl::Time now,
+                           StateBatch* batch, const std::string& extra = "");
+  // FeedIndexed says whether every active indexer has indexed the worker's store up to the
+  // seq it last reported (true without an active indexer).
+  bool FeedIndexedLocked(const WorkerEntry& entry, absl::Time now) const;
+  // IndexedSeq is the lowest position of `store_id` among active indexers (0 without any).
+  uint64_t IndexedSeqLocked(const std::string& store_id, absl::Time now) const;
+  // NoteStoreSeq records a store seq reported by a worker.
+  void NoteStoreSeqLocked(const std::string& worker_id, uint64_t seq);
   // SelectRepos normalizes the slugs of an admin request; none named means every repository
   // that is not GONE (and paused, with `paused_only`). NOT_FOUND for a slug not in the catalog.
   absl::StatusOr<std::set<std::string>> SelectReposLocked(
       const google::protobuf::RepeatedPtrField<std::string>& requested, bool paused_only);
-  // RemoveWorkers forgets workers whose records a committed batch deleted.
-  void RemoveWorkersLocked(const std::vector<std::string>& ids);
+  // ApplyReaped forgets the workers whose records a committed batch deleted and installs the
+  // repositories it scheduled.
+  void ApplyReapedLocked(Reaped reaped);
   // LeaseCount counts leases by (worker, tracker) for the account book.
   std::map<std::pair<std::string, v1::Tracker>, int> LeaseCountLocked() const;
   // AddTotals folds the increase of `counters` over the lease's previous report into totals.
@@ -274,6 +322,7 @@ class CoordinatorCore {
   std::map<std::string, coordinator::RepoRecord> repos_;  // by slug
   std::map<std::string, WorkerEntry> workers_;            // by worker id
   std::set<std::string> departed_;  // drained and removed workers, until they register again
+  std::map<std::string, IndexerEntry> indexers_;  // by indexer id
   AccountBook accounts_;
   // Assignment cache: valid while !assignment_dirty_ and the eligible workers are unchanged.
   std::map<std::string, std::string> owners_;  // slug -> worker

@@ -45,6 +45,9 @@ absl::StatusOr<v1::RegisterWorkerResponse> CoordinatorCore::RegisterWorker(
   RETURN_IF_ERROR(state_->Commit(batch));
   for (auto& [slug, rec] : ended) repos_[slug] = std::move(rec);
   WorkerEntry& entry = workers_[req.worker_id()];
+  // A wiped store starts its feed again: the seq reported for the old one no longer applies.
+  if (entry.record.store_id() != record.store_id()) entry.store_last_seq = 0;
+  entry.drained_idle_since = absl::InfiniteFuture();
   entry.record = std::move(record);
   departed_.erase(req.worker_id());
   entry.last_seen = now;
@@ -82,6 +85,7 @@ absl::StatusOr<v1::HeartbeatResponse> CoordinatorCore::Heartbeat(const v1::Heart
   resp.set_known(true);
   WorkerEntry& self = workers_[req.worker_id()];
   self.last_seen = now;
+  self.store_last_seq = std::max(self.store_last_seq, req.store_last_seq());
   resp.set_draining(self.record.draining());
   accounts_.Report(req.worker_id(), req.budgets(), now);
   for (int i = 0; i < req.held_size(); ++i) {
@@ -116,44 +120,144 @@ absl::StatusOr<v1::DrainWorkerResponse> CoordinatorCore::DrainWorker(
   record.set_draining(true);
   StateBatch batch;
   batch.PutWorker(record);
-  std::vector<std::string> reaped = ReapDrainedLocked(held, &batch);
-  // ReapDrainedLocked looks at workers_, which still has the old record: check this one here.
-  if (held[req.worker_id()] == 0 && reaped.empty()) {
-    batch.DeleteWorker(req.worker_id());
-    reaped.push_back(req.worker_id());
-  }
+  // ReapDrainedLocked looks at workers_, which still has the old record: `extra` names this one.
+  Reaped reaped = ReapDrainedLocked(held, now, &batch, req.worker_id());
   RETURN_IF_ERROR(state_->Commit(batch));
   it->second.record = std::move(record);
   v1::DrainWorkerResponse resp;
   resp.set_leases_held(held[req.worker_id()]);
-  resp.set_removed(std::find(reaped.begin(), reaped.end(), req.worker_id()) != reaped.end());
+  resp.set_removed(std::find(reaped.workers.begin(), reaped.workers.end(), req.worker_id()) !=
+                   reaped.workers.end());
   spdlog::info("worker {} draining ({} leases held)", req.worker_id(), resp.leases_held());
-  RemoveWorkersLocked(reaped);
+  ApplyReapedLocked(std::move(reaped));
   assignment_dirty_ = true;
   return resp;
 }
 
-std::vector<std::string> CoordinatorCore::ReapDrainedLocked(const std::map<std::string, int>& held,
-                                                           StateBatch* batch) {
-  std::vector<std::string> reaped;
-  for (const auto& [id, entry] : workers_) {
-    if (!entry.record.draining()) continue;
+CoordinatorCore::Reaped CoordinatorCore::ReapDrainedLocked(const std::map<std::string, int>& held,
+                                                           absl::Time now, StateBatch* batch,
+                                                           const std::string& extra) {
+  Reaped reaped;
+  std::set<std::string> abandoned;
+  for (auto& [id, entry] : workers_) {
+    if (!entry.record.draining() && id != extra) continue;
     auto count = held.find(id);
-    if (count != held.end() && count->second > 0) continue;
+    if (count != held.end() && count->second > 0) {
+      entry.drained_idle_since = absl::InfiniteFuture();
+      continue;
+    }
+    if (entry.drained_idle_since == absl::InfiniteFuture()) entry.drained_idle_since = now;
+    if (!FeedIndexedLocked(entry, now)) {
+      const bool dead = !AliveLocked(entry, now);
+      const bool waited = now >= entry.drained_idle_since + options_.drain_feed_timeout;
+      if (!dead && !waited) continue;  // keeps serving its store while the indexers read it
+      spdlog::warn("drained worker {} {} before the indexers read its store '{}' (seq {}, "
+                   "indexed {}): abandoning the store; its repositories are crawled again",
+                   id, dead ? "died" : absl::StrCat("waited ",
+                                                    absl::FormatDuration(options_.drain_feed_timeout)),
+                   entry.record.store_id(), entry.store_last_seq,
+                   IndexedSeqLocked(entry.record.store_id(), now));
+      if (!entry.record.store_id().empty()) abandoned.insert(entry.record.store_id());
+    }
     batch->DeleteWorker(id);
-    reaped.push_back(id);
+    reaped.workers.push_back(id);
+  }
+  // A store another remaining member still holds (the same store id) is not abandoned.
+  for (const auto& [id, entry] : workers_) {
+    if (std::find(reaped.workers.begin(), reaped.workers.end(), id) == reaped.workers.end()) {
+      abandoned.erase(entry.record.store_id());
+    }
+  }
+  if (abandoned.empty()) return reaped;
+  for (const auto& [slug, rec] : repos_) {
+    // As for a lost store: repositories already due, failed, paused, gone or leased keep their
+    // schedule (their next grant goes to another store, FULL).
+    if (!rec.has_cursor() || abandoned.count(rec.cursor_store_id()) == 0 || rec.has_failed_at() ||
+        DueModeLocked(rec, now) != v1::CRAWL_MODE_UNSPECIFIED || !rec.moved_to().empty() ||
+        rec.paused() || !rec.lease_worker().empty()) {
+      continue;
+    }
+    RepoRecord copy = rec;
+    Request(&copy, v1::CRAWL_MODE_INCREMENTAL);  // FULL on any other store (AcquireLeases)
+    batch->PutRepo(slug, copy);
+    reaped.scheduled.emplace_back(slug, std::move(copy));
   }
   return reaped;
 }
 
-void CoordinatorCore::RemoveWorkersLocked(const std::vector<std::string>& ids) {
-  for (const std::string& id : ids) {
+bool CoordinatorCore::FeedIndexedLocked(const WorkerEntry& entry, absl::Time now) const {
+  for (const auto& [id, indexer] : indexers_) {
+    if (indexer.seen + options_.drain_feed_timeout <= now) continue;  // not active
+    auto it = indexer.positions.find(entry.record.store_id());
+    const uint64_t indexed = it == indexer.positions.end() ? 0 : it->second;
+    if (indexed < entry.store_last_seq) return false;
+  }
+  return true;
+}
+
+uint64_t CoordinatorCore::IndexedSeqLocked(const std::string& store_id, absl::Time now) const {
+  bool any = false;
+  uint64_t lowest = 0;
+  for (const auto& [id, indexer] : indexers_) {
+    if (indexer.seen + options_.drain_feed_timeout <= now) continue;
+    auto it = indexer.positions.find(store_id);
+    const uint64_t indexed = it == indexer.positions.end() ? 0 : it->second;
+    lowest = any ? std::min(lowest, indexed) : indexed;
+    any = true;
+  }
+  return lowest;
+}
+
+void CoordinatorCore::NoteStoreSeqLocked(const std::string& worker_id, uint64_t seq) {
+  auto it = workers_.find(worker_id);
+  if (it != workers_.end()) it->second.store_last_seq = std::max(it->second.store_last_seq, seq);
+}
+
+absl::StatusOr<v1::ReportIndexProgressResponse> CoordinatorCore::ReportIndexProgress(
+    const v1::ReportIndexProgressRequest& req) {
+  RETURN_IF_ERROR(coordinator::ValidateWorkerId(req.indexer_id(), "indexer_id"));
+  constexpr int kMaxPositions = 100000;
+  if (req.positions_size() > kMaxPositions) {
+    return absl::InvalidArgumentError(absl::StrCat("positions: ", req.positions_size(),
+                                                   " entries, at most ", kMaxPositions));
+  }
+  std::map<std::string, uint64_t> positions;
+  for (int i = 0; i < req.positions_size(); ++i) {
+    const v1::StorePosition& position = req.positions(i);
+    if (position.store_id().empty() || position.store_id().size() > 128) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "positions[", i, "].store_id must be 1 to 128 bytes, got ",
+          position.store_id().size()));
+    }
+    uint64_t& seq = positions[position.store_id()];
+    seq = std::max(seq, position.seq());
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  const absl::Time now = clock_->Now();
+  // Indexers silent for drain_feed_timeout are forgotten (they no longer count as active).
+  for (auto it = indexers_.begin(); it != indexers_.end();) {
+    it = it->second.seen + options_.drain_feed_timeout <= now ? indexers_.erase(it) : std::next(it);
+  }
+  IndexerEntry& entry = indexers_[req.indexer_id()];
+  entry.seen = now;
+  entry.positions = std::move(positions);
+  RETURN_IF_ERROR(ExpireLocked(now));  // removes the drained workers this report frees
+  return v1::ReportIndexProgressResponse();
+}
+
+void CoordinatorCore::ApplyReapedLocked(Reaped reaped) {
+  for (const std::string& id : reaped.workers) {
     workers_.erase(id);
     departed_.insert(id);
     accounts_.ForgetWorker(id);
     spdlog::info("worker {} drained and removed", id);
   }
-  if (!ids.empty()) assignment_dirty_ = true;
+  if (!reaped.workers.empty()) assignment_dirty_ = true;
+  for (auto& [slug, rec] : reaped.scheduled) {
+    spdlog::info("{}: its store '{}' was abandoned; scheduling a crawl (FULL on any other store)",
+                 slug, rec.cursor_store_id());
+    repos_[slug] = std::move(rec);
+  }
 }
 
 const std::map<std::string, std::string>& CoordinatorCore::AssignmentLocked(absl::Time now) {

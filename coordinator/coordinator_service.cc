@@ -121,6 +121,13 @@ grpc::Status CoordinatorService::TriggerCrawl(grpc::ServerContext* ctx,
   return Serve("TriggerCrawl", core_->TriggerCrawl(*req), resp);
 }
 
+grpc::Status CoordinatorService::ReportIndexProgress(grpc::ServerContext* ctx,
+                                                     const v1::ReportIndexProgressRequest* req,
+                                                     v1::ReportIndexProgressResponse* resp) {
+  if (grpc::Status s = Worker(ctx, "ReportIndexProgress", req->indexer_id()); !s.ok()) return s;
+  return Serve("ReportIndexProgress", core_->ReportIndexProgress(*req), resp);
+}
+
 grpc::Status CoordinatorService::GetStatus(grpc::ServerContext* ctx, const v1::GetStatusRequest* req,
                                            v1::GetStatusResponse* resp) {
   if (grpc::Status s = Member(ctx, "GetStatus"); !s.ok()) return s;

@@ -75,6 +75,11 @@ class CoordinatorService final : public v1::Coordinator::Service {
   grpc::Status ResumeRepositories(grpc::ServerContext* ctx,
                                   const v1::ResumeRepositoriesRequest* req,
                                   v1::ResumeRepositoriesResponse* resp) override;
+  // ReportIndexProgress needs the cluster token, as the workers' calls; with client
+  // certificates (bind_worker_ids) the certificate must name the indexer_id.
+  grpc::Status ReportIndexProgress(grpc::ServerContext* ctx,
+                                   const v1::ReportIndexProgressRequest* req,
+                                   v1::ReportIndexProgressResponse* resp) override;
 
  private:
   // Admin checks the credential of an admin call.

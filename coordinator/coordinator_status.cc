@@ -90,6 +90,11 @@ absl::StatusOr<v1::GetStatusResponse> CoordinatorCore::GetStatus(const v1::GetSt
     worker->set_repositories_owned(owned[id].first);
     worker->set_load(owned[id].second);
     for (const std::string& account : accounts_.AccountsOf(id)) worker->add_accounts(account);
+    worker->set_store_last_seq(entry.store_last_seq);
+    worker->set_indexed_seq(IndexedSeqLocked(entry.record.store_id(), now));
+  }
+  for (const auto& [id, indexer] : indexers_) {
+    if (indexer.seen + options_.drain_feed_timeout > now) resp.add_active_indexers(id);
   }
   for (auto& view : accounts_.View(now, LeaseCountLocked(), &live)) {
     *resp.add_accounts() = std::move(view);

@@ -56,6 +56,7 @@ struct Flags {
   int64_t heartbeat_ms = 0;
   int64_t worker_timeout_ms = 0;
   int64_t home_grace_ms = -1;
+  int64_t drain_feed_timeout_ms = 0;
   int64_t account_reserve = -1;
   std::string admin_token_env;
   std::string cluster_token_env;
@@ -114,6 +115,9 @@ int Run(const Flags& flags) {
     options.worker_timeout = absl::Milliseconds(flags.worker_timeout_ms);
   }
   if (flags.home_grace_ms >= 0) options.home_grace = absl::Milliseconds(flags.home_grace_ms);
+  if (flags.drain_feed_timeout_ms > 0) {
+    options.drain_feed_timeout = absl::Milliseconds(flags.drain_feed_timeout_ms);
+  }
   if (flags.account_reserve >= 0) options.account_reserve = flags.account_reserve;
   coordinator::AccessOptions access;
   access.insecure_admin = flags.insecure_admin;
@@ -247,6 +251,10 @@ int main(int argc, char** argv) {
                  "worker (a move costs a full crawl); 0: none (overrides the config; default "
                  "3 x the worker timeout)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--drain-feed-timeout-ms", flags.drain_feed_timeout_ms,
+                 "how long a drained worker waits for the indexers to read its store's feed "
+                 "before its repositories are crawled again elsewhere (default 600000)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--account-reserve", flags.account_reserve,
                  "requests of an account's shared budget kept per running crawl (overrides the "
                  "config)")

@@ -2,7 +2,9 @@
 // (with health checking and reflection), registers with the coordinator and crawls the leases it
 // is given. SIGTERM/SIGINT leave gracefully: LeaveWorker, no new leases, running crawls finish
 // within --drain-timeout-s (then they are cancelled and their leases released), exit 0. When the
-// coordinator drains the worker (`issuescope drain`), it exits 0 once it holds no lease. Bad
+// coordinator drains the worker (`issuescope drain`), it exits 0 once it holds no lease. Either
+// way the store is served until the coordinator releases the worker, once the indexers have
+// read its feed (at most --drain-feed-wait-s). Bad
 // flags or an unusable data directory: one line on stderr, exit code 2.
 //
 // --tls-ca FILE talks to the coordinator over TLS, trusting that PEM CA (or self-signed
@@ -88,6 +90,7 @@ int main(int argc, char** argv) {
   int64_t gitee_budget = 0;
   int secondary_backoff_s = 60;
   int drain_timeout_s = 30;
+  int drain_feed_wait_s = 600;
   std::string cluster_token_env, advertise_address;
   ServerTlsFiles store_tls;
   ClientTlsFiles coordinator_tls{"", "", "", "--tls-ca", "--coordinator-tls-cert",
@@ -129,6 +132,11 @@ int main(int argc, char** argv) {
   app.add_option("--drain-timeout-s", drain_timeout_s,
                  "on SIGTERM/SIGINT, how long running crawls may finish before they are "
                  "cancelled and their leases released");
+  app.add_option("--drain-feed-wait-s", drain_feed_wait_s,
+                 "when leaving or drained, how long the store is served after the crawls ended "
+                 "while the indexers read its feed (the coordinator releases the worker once "
+                 "they have)")
+      ->check(CLI::Range(0, 86400));
   app.add_option("--tls-ca", coordinator_tls.ca,
                  "PEM file of the CA (or self-signed certificate) of a TLS coordinator");
   app.add_option("--coordinator-tls-cert", coordinator_tls.cert,
@@ -195,6 +203,7 @@ int main(int argc, char** argv) {
   options.capacity = capacity;
   options.coordinator_address = coordinator;
   options.drain_timeout = absl::Seconds(drain_timeout_s);
+  options.drain_feed_wait = absl::Seconds(drain_feed_wait_s);
   options.crawler.max_pages_per_lease = max_pages_per_lease;
   options.crawler.request_timeout = absl::Seconds(request_timeout_s);
   auto token = TokenFromEnvironment(token_env, "--token-env");

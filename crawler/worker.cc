@@ -139,6 +139,7 @@ int CrawlerWorker::Leave() {
   }
   leaving_.store(true);
   draining_.store(true);
+  bool left = false;  // the coordinator accepted the LeaveWorker call
   if (registered_.load()) {
     v1::DrainWorkerRequest req;
     req.set_worker_id(options_.worker_id);
@@ -146,6 +147,8 @@ int CrawlerWorker::Leave() {
     grpc::ClientContext ctx;
     SetDeadline(&ctx);
     const grpc::Status s = stub_->LeaveWorker(&ctx, req, &resp);
+    if (s.ok() && resp.removed()) MarkRemoved();
+    left = s.ok();
     if (s.ok()) {
       spdlog::info("worker {} left the coordinator ({}); finishing its crawls for up to {}",
                    options_.worker_id,
@@ -172,10 +175,34 @@ int CrawlerWorker::Leave() {
       spdlog::warn("drain timeout ({}) passed: cancelling {} crawls; their leases are released "
                    "and their repositories continue from the last reported cursor",
                    absl::FormatDuration(options_.drain_timeout), cancelled);
+      // Their releases report the store's final seq; wait for the threads to send them.
+      wake_.wait_for(lock, absl::ToChronoMilliseconds(options_.rpc_timeout),
+                     [this] { return AllCrawlsFinishedLocked(); });
+    }
+    // Serve the store until the coordinator removes this worker: it waits for the indexers to
+    // read the store's feed (heartbeats carry its seq and bring the answer). A coordinator that
+    // could not be told does not answer either: it declares the worker dead after its timeout
+    // and treats the store as lost, so there is nothing to wait for.
+    if (left && !removed_.load()) {
+      spdlog::info("worker {}: crawls ended; serving store {} (seq {}) until the indexers have "
+                   "read it (at most {})", options_.worker_id, store_->store_id(),
+                   store_->last_seq(), absl::FormatDuration(options_.drain_feed_wait));
+      if (!wake_.wait_for(lock, absl::ToChronoMilliseconds(options_.drain_feed_wait),
+                          [this] { return removed_.load() || stopping_; })) {
+        spdlog::warn("worker {}: the coordinator did not release it within {}; leaving anyway "
+                     "(it will crawl this store's repositories again elsewhere)",
+                     options_.worker_id, absl::FormatDuration(options_.drain_feed_wait));
+      }
     }
   }
   Stop();
   return cancelled;
+}
+
+void CrawlerWorker::MarkRemoved() {
+  std::lock_guard<std::mutex> lock(mu_);
+  removed_.store(true);
+  wake_.notify_all();
 }
 
 bool CrawlerWorker::AllCrawlsFinishedLocked() const {
@@ -266,9 +293,24 @@ void CrawlerWorker::RunLoop() {
       std::lock_guard<std::mutex> lock(mu_);
       idle = crawls_.empty();
     }
-    if (idle && !leaving_.load() && !drained_.exchange(true)) {
+    if (!idle || leaving_.load() || drained_.load()) continue;
+    const absl::Time now = absl::Now();
+    if (idle_since_ == absl::InfiniteFuture()) {
+      idle_since_ = now;
       spdlog::info("worker {} was drained by the coordinator (issuescope drain) and holds no "
-                   "leases: exiting", options_.worker_id);
+                   "leases; serving store {} (seq {}) until the indexers have read it",
+                   options_.worker_id, store_->store_id(), store_->last_seq());
+    }
+    const bool waited = now - idle_since_ >= options_.drain_feed_wait;
+    if (removed_.load() || waited) {
+      if (waited && !removed_.load()) {
+        spdlog::warn("worker {}: the coordinator did not release it within {}; exiting anyway",
+                     options_.worker_id, absl::FormatDuration(options_.drain_feed_wait));
+      } else {
+        spdlog::info("worker {}: drained and released by the coordinator: exiting",
+                     options_.worker_id);
+      }
+      drained_.store(true);
       wake_.notify_all();
     }
   } while (WaitFor(options_.poll_interval));
@@ -285,6 +327,7 @@ void CrawlerWorker::HeartbeatLoop() {
 bool CrawlerWorker::HeartbeatOnce() {
   v1::HeartbeatRequest req;
   req.set_worker_id(options_.worker_id);
+  req.set_store_last_seq(store_->last_seq());
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [key, crawl] : crawls_) {
@@ -324,7 +367,10 @@ bool CrawlerWorker::HeartbeatOnce() {
     wake_.notify_all();
   }
   if (!resp.known()) {
-    if (draining_.load()) return true;  // removed after draining: never register again
+    if (draining_.load()) {  // removed after draining: never register again
+      MarkRemoved();
+      return true;
+    }
     spdlog::warn("coordinator does not know worker {}; registering again", options_.worker_id);
     if (!Register()) return false;
   }
@@ -384,6 +430,7 @@ absl::Status CrawlerWorker::Report(const v1::Lease& lease, const CrawlProgress& 
   // The coordinator re-catalogs a moved repository when told; tell it once, when the crawl
   // under the old name is complete.
   if (p.done) req.set_moved_to(p.moved_to);
+  req.set_store_last_seq(store_->last_seq());
   v1::ReportProgressResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx);
@@ -394,6 +441,7 @@ void CrawlerWorker::Release(const v1::Lease& lease) {
   v1::ReleaseLeaseRequest req;
   req.set_worker_id(options_.worker_id);
   *req.mutable_lease() = RefOf(lease);
+  req.set_store_last_seq(store_->last_seq());
   v1::ReleaseLeaseResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx);

@@ -13,6 +13,11 @@
 // stops. A heartbeat answering draining=true (an operator ran `issuescope drain`) also stops the
 // taking of leases; once the worker holds none, drained() turns true and the process exits. A
 // draining worker never registers again, even when the coordinator no longer knows it.
+// Either way, once its crawls have ended the worker keeps heartbeating and serving its store
+// until the coordinator has removed it (a heartbeat answering known=false), which it does once
+// the indexers have read the store's feed up to the seq the worker reported (every Heartbeat,
+// ReportProgress and ReleaseLease carries store_last_seq; coordinator_core.h, "Drained feeds"),
+// or for at most `drain_feed_wait`.
 //
 // Shared budgets: each heartbeat answer lists the accounts this worker's tokens belong to with
 // their shared remaining budget and the workers reporting them; the worker caps its TokenPools
@@ -107,6 +112,10 @@ struct WorkerOptions {
   absl::Duration max_register_backoff = absl::Seconds(5);
   // How long Leave lets running crawls finish before cancelling them. Default: 30 s.
   absl::Duration drain_timeout = absl::Seconds(30);
+  // How long a leaving or drained worker, its crawls ended, keeps serving its store while the
+  // coordinator waits for the indexers to read the store's feed. Default: 10 min (the
+  // coordinator's own bound, --drain-feed-timeout-ms, defaults to the same).
+  absl::Duration drain_feed_wait = absl::Minutes(10);
   // Receives every crawl's events; not owned, must outlive the worker. Default: none.
   CrawlObserver* observer = nullptr;
 };
@@ -137,15 +146,17 @@ class CrawlerWorker {
   // joins every thread. Idempotent.
   void Stop();
   // Leave leaves gracefully: LeaveWorker, no new leases, running crawls finish within
-  // drain_timeout (then they are cancelled and released), then Stop. Returns the number of
+  // drain_timeout (then they are cancelled and released), the store is served until the
+  // coordinator removes the worker (at most drain_feed_wait), then Stop. Returns the number of
   // crawls that had to be cancelled.
   int Leave();
 
   // draining reports whether the worker takes no new leases (Leave, or the coordinator said
   // draining).
   bool draining() const { return draining_.load(); }
-  // drained reports that the coordinator drained this worker and it holds no lease any more:
-  // the process should exit (Stop, then exit 0).
+  // drained reports that the coordinator drained this worker, it holds no lease any more and
+  // the coordinator has removed it (or drain_feed_wait passed): the process should exit (Stop,
+  // then exit 0).
   bool drained() const { return drained_.load(); }
 
   // fatal_error is OK while the worker runs or retries; it holds the coordinator's refusal when
@@ -177,6 +188,8 @@ class CrawlerWorker {
   // HeartbeatOnce sends one heartbeat and applies its answer (revocations, account shares,
   // draining, re-registering when unknown); false when the worker stops meanwhile.
   bool HeartbeatOnce();
+  // MarkRemoved records that the coordinator removed this draining worker and wakes waiters.
+  void MarkRemoved();
   // Register calls RegisterWorker until it succeeds or the worker stops; false when stopping.
   bool Register();
   void AcquireAndStart();
@@ -207,6 +220,10 @@ class CrawlerWorker {
   std::atomic<bool> draining_{false};
   std::atomic<bool> drained_{false};
   std::atomic<bool> leaving_{false};  // Leave was called (else draining came from the coordinator)
+  // The coordinator removed this draining worker (a heartbeat answered known=false, or
+  // LeaveWorker answered removed). Set under mu_, so waits on wake_ see it.
+  std::atomic<bool> removed_{false};
+  absl::Time idle_since_ = absl::InfiniteFuture();  // drained and holding no crawl (RunLoop only)
 
   mutable std::mutex mu_;
   std::condition_variable wake_;

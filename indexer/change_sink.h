@@ -56,6 +56,10 @@ class ChangeSink {
   virtual uint64_t Position(absl::string_view store_id) const = 0;
   // Positions returns every store's position, sorted by store id.
   virtual std::vector<std::pair<std::string, uint64_t>> Positions() const = 0;
+  // CommittedPositions returns every store's position as of the last commit (durable: a crash
+  // does not take it back), sorted by store id. The coordinator removes a drained worker once
+  // these reach its store's last seq.
+  virtual std::vector<std::pair<std::string, uint64_t>> CommittedPositions() const = 0;
   // DocumentCount returns the number of indexed issues.
   virtual int64_t DocumentCount() const = 0;
 };

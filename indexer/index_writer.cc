@@ -121,6 +121,7 @@ absl::Status IndexWriter::LoadPositionsLocked() {
   } catch (const Xapian::Error& e) {
     return XapianError(absl::StrCat("reading feed positions of index ", path_), e);
   }
+  committed_ = positions_;
   return absl::OkStatus();
 }
 
@@ -245,6 +246,7 @@ absl::Status IndexWriter::CommitLocked() {
   }
   in_group_ = false;
   group_events_ = 0;
+  committed_ = positions_;
   if (options_.after_commit) options_.after_commit(path_);
   return absl::OkStatus();
 }
@@ -281,6 +283,11 @@ uint64_t IndexWriter::Position(absl::string_view store_id) const {
 std::vector<std::pair<std::string, uint64_t>> IndexWriter::Positions() const {
   std::lock_guard<std::mutex> lock(mu_);
   return {positions_.begin(), positions_.end()};
+}
+
+std::vector<std::pair<std::string, uint64_t>> IndexWriter::CommittedPositions() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {committed_.begin(), committed_.end()};
 }
 
 int64_t IndexWriter::DocumentCount() const {

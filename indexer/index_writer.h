@@ -110,6 +110,8 @@ class IndexWriter : public ChangeSink {
   uint64_t Position(absl::string_view store_id) const override;
   // Positions returns every store's position, sorted by store id.
   std::vector<std::pair<std::string, uint64_t>> Positions() const override;
+  // CommittedPositions returns every store's committed position (without the pending group).
+  std::vector<std::pair<std::string, uint64_t>> CommittedPositions() const override;
   // DocumentCount returns the number of indexed issues (including a pending group's).
   int64_t DocumentCount() const override;
 
@@ -153,6 +155,8 @@ class IndexWriter : public ChangeSink {
   Xapian::WritableDatabase db_;
   // Positions including the pending group's; the committed ones are in the metadata.
   std::map<std::string, uint64_t, std::less<>> positions_;
+  // Positions as of the last commit (or the open): what a crash would not take back.
+  std::map<std::string, uint64_t, std::less<>> committed_;
   // Whether a group (transaction) is open, since when, and how many events it holds.
   bool in_group_ = false;
   absl::Time group_started_;

@@ -1,6 +1,7 @@
 #include "indexer/indexer_daemon.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <utility>
 
@@ -34,6 +35,15 @@ absl::Status IndexerDaemon::Start() {
       return absl::InvalidArgumentError(
           absl::StrCat("store address \"", address, "\" is not HOST:PORT"));
     }
+  }
+  const bool id_ok = !options_.indexer_id.empty() && options_.indexer_id.size() <= 64 &&
+                     std::all_of(options_.indexer_id.begin(), options_.indexer_id.end(),
+                                 [](unsigned char c) {
+                                   return std::isalnum(c) || c == '.' || c == '_' || c == '-';
+                                 });
+  if (!id_ok) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "indexer id \"", options_.indexer_id, "\" must match [A-Za-z0-9._-]{1,64} (--id)"));
   }
   if (has_coordinator && options_.coordinator_address.find(':') == std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -155,6 +165,27 @@ absl::Status IndexerDaemon::PollOnce() {
       StartFollowerLocked(key);
     }
   }
+  return ReportProgress();
+}
+
+absl::Status IndexerDaemon::ReportProgress() {
+  v1::ReportIndexProgressRequest request;
+  request.set_indexer_id(options_.indexer_id);
+  for (const auto& [store, seq] : writer_->CommittedPositions()) {
+    v1::StorePosition* position = request.add_positions();
+    position->set_store_id(store);
+    position->set_seq(seq);
+  }
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
+  v1::ReportIndexProgressResponse response;
+  grpc::Status status = coordinator_->ReportIndexProgress(&context, request, &response);
+  if (!status.ok()) {
+    absl::Status error = FromGrpcStatus(status);
+    return absl::Status(error.code(), absl::StrCat("ReportIndexProgress to coordinator ",
+                                                   options_.coordinator_address, " as '",
+                                                   options_.indexer_id, "': ", error.message()));
+  }
   return absl::OkStatus();
 }
 
@@ -171,7 +202,7 @@ void IndexerDaemon::Run() {
       absl::Status polled = PollOnce();
       std::string error = polled.ok() ? std::string() : polled.ToString();
       if (!polled.ok() && !stopping_ && error != last_poll_error_) {
-        spdlog::warn("worker discovery failed (retrying every {}): {}",
+        spdlog::warn("polling the coordinator failed (retrying every {}): {}",
                      absl::FormatDuration(options_.poll_interval), error);
       }
       last_poll_error_ = error;

@@ -5,7 +5,9 @@
 // match the listed workers' (store_address, store_id) pairs — new pairs get a follower, pairs no
 // longer listed (a worker removed, moved to another address, or re-registered with a wiped
 // store) have theirs stopped. Workers not alive are still followed: their stores may come back
-// with events not yet indexed. The background thread also commits the writer's pending group
+// with events not yet indexed. After each discovery round the daemon reports the writer's
+// committed positions to the coordinator (ReportIndexProgress, as `indexer_id`), which removes a
+// drained worker only once its store's feed is indexed. The background thread also commits the writer's pending group
 // when due (IndexWriter::FlushIfDue). Every store is dialled with the options' store TLS
 // (plaintext, or TLS trusting --store-tls-ca).
 //
@@ -44,6 +46,9 @@ struct IndexerDaemonOptions {
   ClientTlsFiles coordinator_tls;
   // Cluster token sent to the coordinator (coordinator/security.h); "": none. Never logged.
   std::string coordinator_token;
+  // Id this indexer reports its progress under ([A-Za-z0-9._-]{1,64}; with client
+  // certificates, a name the certificate holds). Default: "indexer"; flag --id.
+  std::string indexer_id = "indexer";
   // host:port of each store to follow (static mode). Default: empty.
   std::vector<std::string> store_addresses;
   // TLS of every store channel (common/grpc_channel.h): with a CA, every store is dialled over
@@ -75,8 +80,9 @@ class IndexerDaemon {
   // Stop stops the background thread and every follower, and joins them. Idempotent. It does
   // not flush the writer.
   void Stop();
-  // PollOnce runs one discovery round against the coordinator. Start's thread calls it every
-  // poll_interval; tests may call it directly without Start.
+  // PollOnce runs one discovery round against the coordinator, then reports the committed
+  // positions (ReportIndexProgress). Start's thread calls it every poll_interval; tests may
+  // call it directly without Start.
   absl::Status PollOnce();
   // Followers returns the stats of every running follower, sorted by address then store id.
   std::vector<FeedFollowerStats> Followers() const;
@@ -86,6 +92,8 @@ class IndexerDaemon {
   using Key = std::pair<std::string, std::string>;
 
   void Run();
+  // ReportProgress sends the writer's committed positions to the coordinator.
+  absl::Status ReportProgress();
   // StoreCredentialsLocked returns the credentials of the store channels, made on first use.
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> StoreCredentialsLocked();
   // StartFollowerLocked creates and starts the follower of a store.

@@ -105,6 +105,10 @@ int main(int argc, char** argv) {
                  "environment variable holding the coordinator's cluster token");
   issuescope::indexer::IndexerDaemonOptions daemon_options;
   issuescope::ClientTlsFiles& coordinator_tls = daemon_options.coordinator_tls;
+  app.add_option("--id", daemon_options.indexer_id,
+                 "id this indexer reports its progress to the coordinator under (with client "
+                 "certificates: a name its certificate holds)")
+      ->capture_default_str();
   app.add_option("--tls-ca", coordinator_tls.ca,
                  "PEM file of the CA (or self-signed certificate) of a TLS coordinator")
       ->needs(coordinator_opt);

@@ -215,6 +215,24 @@ std::vector<std::pair<std::string, uint64_t>> ShardedIndexWriter::Positions() co
   return positions;
 }
 
+std::vector<std::pair<std::string, uint64_t>> ShardedIndexWriter::CommittedPositions() const {
+  // The lowest committed position over the shards (a store a shard has not seen counts 0).
+  std::map<std::string, uint64_t> lowest;
+  std::map<std::string, size_t> seen;
+  for (const auto& shard : shards_) {
+    for (const auto& [store, seq] : shard->writer->CommittedPositions()) {
+      auto [it, added] = lowest.emplace(store, seq);
+      if (!added) it->second = std::min(it->second, seq);
+      ++seen[store];
+    }
+  }
+  std::vector<std::pair<std::string, uint64_t>> positions;
+  for (const auto& [store, seq] : lowest) {
+    positions.emplace_back(store, seen[store] == shards_.size() ? seq : 0);
+  }
+  return positions;
+}
+
 int64_t ShardedIndexWriter::DocumentCount() const {
   int64_t count = 0;
   for (const auto& shard : shards_) count += shard->writer->DocumentCount();

@@ -62,6 +62,8 @@ class ShardedIndexWriter : public ChangeSink {
   absl::Status FlushIfDue() override;
   uint64_t Position(absl::string_view store_id) const override;
   std::vector<std::pair<std::string, uint64_t>> Positions() const override;
+  // CommittedPositions: per store, the lowest committed position over the shards.
+  std::vector<std::pair<std::string, uint64_t>> CommittedPositions() const override;
   int64_t DocumentCount() const override;
 
   // shard_count returns N; shard(i) the writer of shard i (owned by this object).

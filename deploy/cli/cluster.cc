@@ -1,5 +1,6 @@
 #include "deploy/cli/cluster.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -344,8 +345,14 @@ std::vector<std::string> Cluster::Stop() {
     p.reset();
   };
   stop(search_, "search");
-  stop(indexer_, "indexer");
+  // Workers leave first and all at once, while the indexer still runs: a leaving worker serves
+  // its store until the indexer has read its feed (the coordinator then removes it), so the
+  // index ends with everything the stores hold and the workers exit within their stop grace.
+  for (auto& worker : workers_) {
+    if (worker && worker->Running()) worker->Signal(SIGTERM);
+  }
   for (size_t i = 0; i < workers_.size(); ++i) stop(workers_[i], worker_id(static_cast<int>(i)));
+  stop(indexer_, "indexer");
   stop(coordinator_, "coordinator");
   stop(simulator_, "simulator");
   return out;

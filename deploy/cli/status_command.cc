@@ -85,6 +85,10 @@ std::string WorkerLine(const v1::WorkerStatus& w) {
   if (w.accounts_size() > 0) {
     absl::StrAppend(&line, "  accounts ", absl::StrJoin(w.accounts(), ","));
   }
+  // A draining worker stays until the indexers have read its store's feed: show how far.
+  if (w.draining()) {
+    absl::StrAppend(&line, "  feed indexed ", w.indexed_seq(), "/", w.store_last_seq());
+  }
   return line;
 }
 

@@ -20,6 +20,7 @@ TEST(CatalogConfigTest, GoodFile) {
 lease_ttl = "15s"            # durations as strings
 heartbeat_interval = "500ms"
 worker_timeout = "10s"
+drain_feed_timeout = "2m"
 
 [[repository]]
 repo = "github:pytorch/pytorch"
@@ -36,6 +37,7 @@ include_pull_requests = false
   EXPECT_EQ(config->heartbeat_interval, absl::Milliseconds(500));
   EXPECT_EQ(config->worker_timeout, absl::Seconds(10));
   EXPECT_FALSE(config->retry_failed_after.has_value());
+  EXPECT_EQ(config->drain_feed_timeout, absl::Minutes(2));
   ASSERT_EQ(config->repositories.size(), 2u);
   const auto& torch = config->repositories[0];
   EXPECT_EQ(torch.repo().tracker(), v1::TRACKER_GITHUB);
@@ -52,6 +54,7 @@ include_pull_requests = false
   config->ApplyTo(&options);
   EXPECT_EQ(options.heartbeat_interval, absl::Milliseconds(500));
   EXPECT_EQ(options.retry_failed_after, absl::Seconds(30));  // untouched default
+  EXPECT_EQ(options.drain_feed_timeout, absl::Minutes(2));
 }
 
 TEST(CatalogConfigTest, FullRecrawlIntervalAndAccountReserve) {

@@ -211,6 +211,154 @@ TEST_F(MembershipTest, LeavingWorkersRepositoriesMoveWithoutNewCrawls) {
   EXPECT_EQ(again[0].mode(), v1::CRAWL_MODE_INCREMENTAL);
 }
 
+// Drained feeds: a drained worker whose store the indexer has not read to the end stays a
+// member (serving its store) until the indexer's committed position reaches the store seq the
+// worker reported; only then is it removed, and its repositories move without a crawl.
+class DrainedFeedTest : public MembershipTest {
+ protected:
+  // a completes r0 and r1 (its store at seq 40), b is registered; returns nothing.
+  void CrawlTwoOnA() {
+    Add({Spec("o", "r0"), Spec("o", "r1")});
+    Register("a");
+    std::vector<v1::Lease> leases = Acquire("a");
+    ASSERT_EQ(leases.size(), 2u);
+    uint64_t seq = 0;
+    for (const auto& lease : leases) {
+      auto done = Report("a", lease);
+      *done.mutable_cursor()->mutable_issues_since() = ToProto(clock_.Now());
+      done.set_done(true);
+      seq += 20;
+      done.set_store_last_seq(seq);
+      ASSERT_TRUE(core_->ReportProgress(done).ok());
+    }
+    Register("b");
+  }
+  absl::Status Indexed(const std::string& indexer, uint64_t seq_of_a) {
+    v1::ReportIndexProgressRequest req;
+    req.set_indexer_id(indexer);
+    v1::StorePosition* position = req.add_positions();
+    position->set_store_id("store-a");
+    position->set_seq(seq_of_a);
+    return core_->ReportIndexProgress(req).status();
+  }
+};
+
+TEST_F(DrainedFeedTest, DrainedWorkerStaysUntilTheIndexerHasReadItsStore) {
+  CrawlTwoOnA();
+  ASSERT_TRUE(Indexed("ix", 10).ok());
+  auto drained = Drain("a");
+  ASSERT_TRUE(drained.ok()) << drained.status();
+  EXPECT_EQ(drained->leases_held(), 0);
+  EXPECT_FALSE(drained->removed()) << "the indexer has read 10 of its store's 40 changes";
+  v1::WorkerStatus a = WorkerStatusOf("a");
+  EXPECT_TRUE(a.draining());
+  EXPECT_EQ(a.store_last_seq(), 40u);
+  EXPECT_EQ(a.indexed_seq(), 10u);
+  ASSERT_EQ(Status().active_indexers_size(), 1);
+  // It keeps heartbeating as a draining member (serving its store); its repositories already
+  // belong to b, with no crawl.
+  for (int i = 0; i < 5; ++i) {
+    clock_.Advance(absl::Seconds(2));
+    auto beat = Heartbeat("a", {});
+    ASSERT_TRUE(beat.ok());
+    EXPECT_TRUE(beat->known());
+    EXPECT_TRUE(beat->draining());
+    ASSERT_TRUE(Heartbeat("b", {}).ok());
+    ASSERT_TRUE(Indexed("ix", 10 + 5 * i).ok());
+    EXPECT_TRUE(Known("a")) << i;
+  }
+  EXPECT_EQ(RepoStatus("github:o/r0").owner(), "b");
+  EXPECT_TRUE(Acquire("b").empty());
+  // A second indexer that has read everything does not release it: every active one must.
+  ASSERT_TRUE(Indexed("ix2", 40).ok());
+  EXPECT_TRUE(Known("a"));
+  // The first indexer commits the rest: a is removed; its heartbeat says so.
+  ASSERT_TRUE(Indexed("ix", 40).ok());
+  EXPECT_FALSE(Known("a"));
+  auto beat = Heartbeat("a", {});
+  ASSERT_TRUE(beat.ok());
+  EXPECT_FALSE(beat->known());
+  EXPECT_TRUE(beat->draining());
+  // Its repositories moved without a crawl.
+  EXPECT_TRUE(Acquire("b").empty());
+  EXPECT_EQ(RepoStatus("github:o/r1").phase(), v1::REPO_PHASE_IDLE);
+}
+
+TEST_F(DrainedFeedTest, StoreNotReadWithinTheTimeoutIsAbandonedAndCrawledAgain) {
+  options_.drain_feed_timeout = absl::Seconds(30);
+  Reopen();
+  CrawlTwoOnA();
+  ASSERT_TRUE(Indexed("ix", 10).ok());
+  ASSERT_TRUE(Drain("a").ok());
+  for (int i = 0; i < 14; ++i) {
+    clock_.Advance(absl::Seconds(2));
+    ASSERT_TRUE(Heartbeat("a", {}).ok());
+    ASSERT_TRUE(Heartbeat("b", {}).ok());
+    ASSERT_TRUE(Indexed("ix", 10).ok());
+  }
+  EXPECT_TRUE(Known("a")) << "removed 2 s before the drain feed timeout";
+  EXPECT_TRUE(Acquire("b").empty());
+  clock_.Advance(absl::Seconds(2));
+  ASSERT_TRUE(Heartbeat("b", {}).ok());
+  EXPECT_FALSE(Known("a"));
+  // What the indexer had not read exists nowhere else: both repositories are crawled again,
+  // FULL on b's store.
+  std::vector<v1::Lease> again = Acquire("b");
+  ASSERT_EQ(again.size(), 2u);
+  for (const auto& lease : again) EXPECT_EQ(lease.mode(), v1::CRAWL_MODE_FULL) << lease.repo_slug();
+}
+
+TEST_F(DrainedFeedTest, DrainedWorkerThatDiesBeforeItsStoreIsReadHasItsRepositoriesCrawled) {
+  CrawlTwoOnA();
+  ASSERT_TRUE(Indexed("ix", 20).ok());
+  ASSERT_TRUE(Drain("a").ok());
+  EXPECT_TRUE(Known("a"));
+  // a falls silent (its process, and its store, are gone); b and the indexer carry on.
+  for (int i = 0; i < 5; ++i) {
+    clock_.Advance(absl::Seconds(2));
+    ASSERT_TRUE(Heartbeat("b", {}).ok());
+    ASSERT_TRUE(Indexed("ix", 20).ok());
+  }
+  EXPECT_FALSE(Known("a"));
+  std::vector<v1::Lease> again = Acquire("b");
+  ASSERT_EQ(again.size(), 2u);
+  for (const auto& lease : again) EXPECT_EQ(lease.mode(), v1::CRAWL_MODE_FULL) << lease.repo_slug();
+}
+
+TEST_F(DrainedFeedTest, WithoutAnActiveIndexerADrainedWorkerLeavesAtOnce) {
+  options_.drain_feed_timeout = absl::Seconds(30);
+  Reopen();
+  CrawlTwoOnA();
+  // An indexer reported once, then fell silent for the drain feed timeout: it no longer counts
+  // (silent for less, a paused or restarting indexer, it would).
+  ASSERT_TRUE(Indexed("ix", 10).ok());
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(Status().active_indexers_size(), 1) << i;
+    clock_.Advance(absl::Seconds(5));
+    ASSERT_TRUE(Heartbeat("a", {}).ok());
+    ASSERT_TRUE(Heartbeat("b", {}).ok());
+  }
+  EXPECT_EQ(Status().active_indexers_size(), 0);
+  auto drained = Drain("a");
+  ASSERT_TRUE(drained.ok());
+  EXPECT_TRUE(drained->removed());
+  EXPECT_TRUE(Acquire("b").empty()) << "moved without a crawl";
+}
+
+TEST_F(DrainedFeedTest, IndexProgressReportsAreValidated) {
+  v1::ReportIndexProgressRequest req;
+  req.set_indexer_id("bad id");
+  auto status = core_->ReportIndexProgress(req).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("indexer_id"), absl::string_view::npos) << status;
+  req.set_indexer_id("ix");
+  req.add_positions()->set_seq(3);
+  status = core_->ReportIndexProgress(req).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("positions[0].store_id"), absl::string_view::npos) << status;
+  EXPECT_EQ(Status().active_indexers_size(), 0) << "a refused report counts for nothing";
+}
+
 TEST_F(MembershipTest, StatusListsEveryWorkersTokenBudgets) {
   Register("a");
   Register("b");

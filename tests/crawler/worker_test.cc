@@ -56,6 +56,12 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     resp->set_known(!forget_worker_once && !forget_worker);
     forget_worker_once = false;
     resp->set_draining(draining);
+    // As the real coordinator: a draining worker that holds nothing is removed (known=false,
+    // draining=true) once the indexers have read its store, which `hold_removal` delays.
+    if ((draining || !leaves.empty()) && req->held_size() == 0 && !hold_removal) {
+      resp->set_known(false);
+      resp->set_draining(true);
+    }
     for (const auto& a : accounts) *resp->add_accounts() = a;
     cv_.notify_all();
     return grpc::Status::OK;
@@ -69,6 +75,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     cv_.notify_all();
     return grpc::Status::OK;
   }
+  bool hold_removal = false;
   grpc::Status AcquireLeases(grpc::ServerContext*, const v1::AcquireLeasesRequest* req,
                              v1::AcquireLeasesResponse* resp) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -524,6 +531,27 @@ TEST_F(WorkerTest, DrainedByTheCoordinatorTakesNoLeasesAndReportsDrained) {
   EXPECT_EQ(coordinator_.registrations.size(), 1u);
   EXPECT_EQ(coordinator_.pending_leases.size(), 1u) << "a draining worker took a lease";
   EXPECT_EQ(coordinator_.leaves.size(), 0u);
+}
+
+// Drained feeds: a drained worker keeps heartbeating (reporting its store's seq) and serving
+// its store until the coordinator removes it, which waits for the indexers to read the store.
+TEST_F(WorkerTest, DrainedWorkerWaitsUntilTheCoordinatorRemovesIt) {
+  coordinator_.draining = true;
+  coordinator_.hold_removal = true;
+  StartWorker();
+  const int beats = [&] {
+    std::lock_guard<std::mutex> lock(coordinator_.mu_);
+    return coordinator_.heartbeats;
+  }();
+  ASSERT_TRUE(coordinator_.WaitUntil([&] { return coordinator_.heartbeats >= beats + 3; }));
+  EXPECT_FALSE(worker_->drained()) << "exited while the coordinator still waits for the indexers";
+  {
+    std::lock_guard<std::mutex> lock(coordinator_.mu_);
+    EXPECT_EQ(coordinator_.last_heartbeat.store_last_seq(), store_->last_seq());
+    coordinator_.hold_removal = false;
+  }
+  for (int i = 0; i < 500 && !worker_->drained(); ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_TRUE(worker_->drained());
 }
 
 TEST_F(WorkerTest, HeartbeatAnswersCapTheTokenPoolAtItsShareOfTheAccount) {

@@ -109,10 +109,12 @@ TEST(ControlPlane, GracefulLeaveDrainAndPerTokenStatus) {
   const absl::Duration to_exit = absl::Now() - sigterm_at;
   EXPECT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0)
       << "wait status " << wait_status;
-  // Drain timeout (5 s) + releasing + shutting the store down.
-  EXPECT_LT(to_exit, absl::Seconds(9));
+  // Drain timeout (5 s) + releasing + the indexer committing what it read of the store and
+  // reporting it (the coordinator removes the worker then) + shutting the store down.
+  EXPECT_LT(to_exit, absl::Seconds(20));
   const std::string log0 = ReadFile(work + "/logs/worker-0.log");
   EXPECT_TRUE(absl::StrContains(log0, "left the coordinator")) << log0;
+  EXPECT_TRUE(absl::StrContains(log0, "until the indexers have read it")) << log0;
   EXPECT_TRUE(absl::StrContains(log0, "exited cleanly"));
   std::printf("[figures] worker-0 exited %.2fs after SIGTERM\n", absl::ToDoubleSeconds(to_exit));
 
@@ -350,7 +352,7 @@ TEST(ControlPlane, WorkerAndIndexerTalkToATlsCoordinator) {
   EXPECT_GT(FromProto(w->last_heartbeat()), first_beat) << "no heartbeat over TLS";
   EXPECT_TRUE((*indexer)->Running());
   const std::string indexer_log = ReadFile(work + "/indexer.log");
-  EXPECT_FALSE(absl::StrContains(indexer_log, "discovery failed")) << indexer_log;
+  EXPECT_FALSE(absl::StrContains(indexer_log, "polling the coordinator failed")) << indexer_log;
   EXPECT_FALSE(absl::StrContains(ReadFile(work + "/worker.log"), "failed"))
       << ReadFile(work + "/worker.log");
   EXPECT_EQ((*worker)->Stop(), "exit 0");
@@ -422,10 +424,22 @@ TEST(ControlPlane, WorkersActOnlyAsTheIdTheirCertificateNames) {
     if (!alive) absl::SleepFor(absl::Milliseconds(100));
   }
   EXPECT_TRUE(alive) << "w1 never registered with its certificate\n" << ReadFile(work + "/w1.log");
+  // The indexer reports its progress under its --id ("indexer", the name its certificate holds).
+  bool reported = false;
+  for (int i = 0; i < 100 && !reported; ++i) {
+    v1::GetStatusResponse status;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    ASSERT_TRUE(stub->GetStatus(&ctx, v1::GetStatusRequest(), &status).ok());
+    for (const std::string& id : status.active_indexers()) reported |= id == "indexer";
+    if (!reported) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(reported) << "the indexer's ReportIndexProgress never arrived\n"
+                        << ReadFile(work + "/indexer.log");
   absl::SleepFor(absl::Seconds(1));
   EXPECT_TRUE((*indexer)->Running());
   const std::string indexer_log = ReadFile(work + "/indexer.log");
-  EXPECT_FALSE(absl::StrContains(indexer_log, "discovery failed")) << indexer_log;
+  EXPECT_FALSE(absl::StrContains(indexer_log, "polling the coordinator failed")) << indexer_log;
   EXPECT_TRUE(absl::StrContains(ReadFile(work + "/coordinator.log"), "client certificate naming"));
   EXPECT_EQ((*worker)->Stop(), "exit 0");
   (*indexer)->Stop();

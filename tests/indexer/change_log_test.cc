@@ -49,6 +49,9 @@ class RecordingSink final : public ChangeSink {
   std::vector<std::pair<std::string, uint64_t>> Positions() const override {
     return {positions.begin(), positions.end()};
   }
+  std::vector<std::pair<std::string, uint64_t>> CommittedPositions() const override {
+    return Positions();
+  }
   int64_t DocumentCount() const override { return 0; }
 
   uint64_t fail_at = 0;

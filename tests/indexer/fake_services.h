@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -145,10 +146,25 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     for (const auto& w : workers_) *response->add_workers() = w;
     return grpc::Status::OK;
   }
+  grpc::Status ReportIndexProgress(grpc::ServerContext*,
+                                   const v1::ReportIndexProgressRequest* request,
+                                   v1::ReportIndexProgressResponse*) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    progress_ = *request;
+    ++progress_reports_;
+    return grpc::Status::OK;
+  }
+  // LastProgress returns the last ReportIndexProgress request and how many came.
+  std::pair<v1::ReportIndexProgressRequest, int> LastProgress() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {progress_, progress_reports_};
+  }
 
  private:
   std::mutex mu_;
   std::vector<v1::WorkerStatus> workers_;
+  v1::ReportIndexProgressRequest progress_;
+  int progress_reports_ = 0;
 };
 
 // LoopbackServer serves one service on 127.0.0.1 at a free port until destroyed (plaintext, or

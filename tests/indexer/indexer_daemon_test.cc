@@ -69,6 +69,19 @@ TEST_F(IndexerDaemonTest, FollowsTheWorkersTheCoordinatorLists) {
   EXPECT_EQ(followers[0].address, server_b_.address());
   EXPECT_EQ(followers[0].store_id, "store-b");
   EXPECT_EQ(writer_->DocumentCount(), 3);
+
+  // Every poll reports the committed positions, which the coordinator waits on to remove a
+  // drained worker.
+  ASSERT_TRUE(writer_->Flush().ok());
+  ASSERT_TRUE(daemon.PollOnce().ok());
+  const auto [progress, reports] = coordinator_.LastProgress();
+  EXPECT_EQ(reports, 4);
+  EXPECT_EQ(progress.indexer_id(), "indexer");
+  ASSERT_EQ(progress.positions_size(), 2);
+  EXPECT_EQ(progress.positions(0).store_id(), "store-a");
+  EXPECT_EQ(progress.positions(0).seq(), 2u);
+  EXPECT_EQ(progress.positions(1).store_id(), "store-b");
+  EXPECT_EQ(progress.positions(1).seq(), 1u);
   daemon.Stop();
   EXPECT_TRUE(daemon.Followers().empty());
 }
