@@ -3,9 +3,11 @@
 // a scripted fake (tests/crawler/fake_transport.h) or the tracker simulator.
 //
 // Contract: Send returns a response for every HTTP status, including 4xx/5xx (an HTTP error is
-// not a transport error); it returns UNAVAILABLE for connection failures and DEADLINE_EXCEEDED
-// for timeouts. Redirects are never followed by a transport. Implementations must be safe to call
-// from several threads at once.
+// not a transport error). Its errors: DEADLINE_EXCEEDED for a timeout; INVALID_ARGUMENT for a URL
+// that is malformed or not http(s); RESOURCE_EXHAUSTED for a body over the transport's size
+// limit; INTERNAL when the HTTP library cannot be set up; UNAVAILABLE for every other failure
+// (connection refused or reset, DNS, TLS). Redirects are never followed by a transport.
+// Implementations must be safe to call from several threads at once.
 #pragma once
 
 #include <string>
@@ -68,8 +70,9 @@ class HttpTransport {
 
 // HttpStatusToStatus maps an HTTP status to an absl::Status: 2xx/304 → OK; 429 and 5xx →
 // UNAVAILABLE; 404 → NOT_FOUND; 410 → NOT_FOUND ("gone"); 401 → UNAUTHENTICATED;
-// 403 → RESOURCE_EXHAUSTED when `rate_limited`, else PERMISSION_DENIED; 422 → INVALID_ARGUMENT;
-// other 4xx and 3xx → FAILED_PRECONDITION.
+// 403 → RESOURCE_EXHAUSTED when `rate_limited`, else PERMISSION_DENIED; 422 and every other 4xx →
+// INVALID_ARGUMENT ("refused by the tracker"); 3xx other than 304 and anything else → UNKNOWN.
+// FAILED_PRECONDITION is never returned: it is kept for fencing (a stale lease epoch).
 // `what` (e.g. a redacted URL) starts the message.
 absl::Status HttpStatusToStatus(int http_status, absl::string_view what,
                                 bool rate_limited = false);

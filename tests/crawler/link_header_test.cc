@@ -111,7 +111,9 @@ TEST(HttpStatusToStatusTest, MapsCodes) {
       {403, true, absl::StatusCode::kResourceExhausted},
       {422, false, absl::StatusCode::kInvalidArgument},
       {400, false, absl::StatusCode::kInvalidArgument},
+      {418, false, absl::StatusCode::kInvalidArgument},
       {301, false, absl::StatusCode::kUnknown},
+      {600, false, absl::StatusCode::kUnknown},
   };
   for (const auto& c : cases) {
     absl::Status s = HttpStatusToStatus(c.http, "GET https://x/y", c.rate_limited);
