@@ -314,22 +314,8 @@ absl::Status CoordinatorCore::ScheduleLostStoresLocked(absl::Time now) {
   for (const std::string& store : held) lost.erase(store);
   if (lost.empty()) return absl::OkStatus();
   StateBatch batch;
-  std::vector<std::pair<std::string, RepoRecord>> scheduled;
-  for (const auto& [slug, rec] : repos_) {
-    // Already due (scheduled, or an interval passed), failed, paused or leased: its next grant
-    // comes anyway, FULL on another store.
-    if (!rec.has_cursor() || lost.count(rec.cursor_store_id()) == 0 || rec.has_failed_at() ||
-        DueModeLocked(rec, now) != v1::CRAWL_MODE_UNSPECIFIED || !rec.moved_to().empty() ||
-        rec.paused() || !rec.lease_worker().empty()) {
-      continue;
-    }
-    RepoRecord copy = rec;
-    // Granted to any other store, the crawl becomes FULL (AcquireLeases); the old worker
-    // coming back with its store intact resumes incrementally.
-    Request(&copy, v1::CRAWL_MODE_INCREMENTAL);
-    batch.PutRepo(slug, copy);
-    scheduled.emplace_back(slug, std::move(copy));
-  }
+  std::vector<std::pair<std::string, RepoRecord>> scheduled =
+      ScheduleStoreRepositoriesLocked(lost, now, &batch);
   if (scheduled.empty()) return absl::OkStatus();
   RETURN_IF_ERROR(state_->Commit(batch));
   for (auto& [slug, rec] : scheduled) {
@@ -339,6 +325,27 @@ absl::Status CoordinatorCore::ScheduleLostStoresLocked(absl::Time now) {
     repos_[slug] = std::move(rec);
   }
   return absl::OkStatus();
+}
+
+std::vector<std::pair<std::string, RepoRecord>> CoordinatorCore::ScheduleStoreRepositoriesLocked(
+    const std::set<std::string>& stores, absl::Time now, StateBatch* batch) const {
+  std::vector<std::pair<std::string, RepoRecord>> scheduled;
+  for (const auto& [slug, rec] : repos_) {
+    // Already due (scheduled, or an interval passed), failed, paused, gone or leased: its next
+    // grant comes anyway, FULL on another store.
+    if (!rec.has_cursor() || stores.count(rec.cursor_store_id()) == 0 || rec.has_failed_at() ||
+        DueModeLocked(rec, now) != v1::CRAWL_MODE_UNSPECIFIED || !rec.moved_to().empty() ||
+        rec.paused() || !rec.lease_worker().empty()) {
+      continue;
+    }
+    RepoRecord copy = rec;
+    // Granted to any other store, the crawl becomes FULL (AcquireLeases); the old worker
+    // coming back with its store intact resumes incrementally.
+    Request(&copy, v1::CRAWL_MODE_INCREMENTAL);
+    batch->PutRepo(slug, copy);
+    scheduled.emplace_back(slug, std::move(copy));
+  }
+  return scheduled;
 }
 
 void CoordinatorCore::Tick() {

@@ -252,6 +252,11 @@ class CoordinatorCore {
   // ScheduleLostStoresLocked schedules a crawl of every idle repository whose cursor store was
   // lost (see "Lost stores" above).
   absl::Status ScheduleLostStoresLocked(absl::Time now);
+  // ScheduleStoreRepositoriesLocked requests a crawl (into `batch`) of every idle repository
+  // whose cursor one of `stores` set, for lost and abandoned stores alike, and returns the new
+  // records to apply once the batch is committed.
+  std::vector<std::pair<std::string, coordinator::RepoRecord>> ScheduleStoreRepositoriesLocked(
+      const std::set<std::string>& stores, absl::Time now, StateBatch* batch) const;
   bool AliveLocked(const std::string& worker_id, absl::Time now) const;
   bool AliveLocked(const WorkerEntry& entry, absl::Time now) const;
   // HomeUntil: the end of the worker's home grace (its durable value once declared dead, else

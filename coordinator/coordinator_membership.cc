@@ -168,19 +168,9 @@ CoordinatorCore::Reaped CoordinatorCore::ReapDrainedLocked(const std::map<std::s
       abandoned.erase(entry.record.store_id());
     }
   }
-  if (abandoned.empty()) return reaped;
-  for (const auto& [slug, rec] : repos_) {
-    // As for a lost store: repositories already due, failed, paused, gone or leased keep their
-    // schedule (their next grant goes to another store, FULL).
-    if (!rec.has_cursor() || abandoned.count(rec.cursor_store_id()) == 0 || rec.has_failed_at() ||
-        DueModeLocked(rec, now) != v1::CRAWL_MODE_UNSPECIFIED || !rec.moved_to().empty() ||
-        rec.paused() || !rec.lease_worker().empty()) {
-      continue;
-    }
-    RepoRecord copy = rec;
-    Request(&copy, v1::CRAWL_MODE_INCREMENTAL);  // FULL on any other store (AcquireLeases)
-    batch->PutRepo(slug, copy);
-    reaped.scheduled.emplace_back(slug, std::move(copy));
+  // As for a lost store: what the indexers had not read exists nowhere else.
+  if (!abandoned.empty()) {
+    reaped.scheduled = ScheduleStoreRepositoriesLocked(abandoned, now, batch);
   }
   return reaped;
 }
