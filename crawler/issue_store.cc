@@ -45,14 +45,14 @@ std::string IssuePrefix(absl::string_view slug) {
   return absl::StrCat(slug, absl::string_view("\0", 1));
 }
 
-std::string IssueKey(absl::string_view slug, int64_t number) {
+std::string IssueRowKey(absl::string_view slug, int64_t number) {
   std::string key = IssuePrefix(slug);
   PutBE64(&key, static_cast<uint64_t>(number));
   return key;
 }
 
 std::string CommentKey(absl::string_view slug, int64_t number, int64_t id) {
-  std::string key = IssueKey(slug, number);
+  std::string key = IssueRowKey(slug, number);
   PutBE64(&key, static_cast<uint64_t>(id));
   return key;
 }
@@ -379,7 +379,7 @@ uint64_t IssueStore::WaitForChanges(uint64_t seq, absl::Duration timeout) const 
   return last_seq_;
 }
 
-absl::StatusOr<ApplyResult> IssueStore::ApplyIssues(absl::string_view repo_slug, uint64_t epoch,
+absl::StatusOr<StoreWriteCounts> IssueStore::ApplyIssues(absl::string_view repo_slug, uint64_t epoch,
                                                     const std::vector<v1::Issue>& issues) {
   RETURN_IF_ERROR(CheckSlug(repo_slug));
   for (size_t i = 0; i < issues.size(); ++i) {
@@ -391,9 +391,9 @@ absl::StatusOr<ApplyResult> IssueStore::ApplyIssues(absl::string_view repo_slug,
   }
   Writer writer(this, repo_slug);
   RETURN_IF_ERROR(writer.Fence(epoch));
-  ApplyResult result;
+  StoreWriteCounts result;
   for (const v1::Issue& issue : issues) {
-    std::string key = IssueKey(repo_slug, issue.number());
+    std::string key = IssueRowKey(repo_slug, issue.number());
     v1::Issue stored;
     bool found = false;
     RETURN_IF_ERROR(writer.Find(issues_cf_, key, issuescope::IssueKey(repo_slug, issue.number()),
@@ -410,7 +410,7 @@ absl::StatusOr<ApplyResult> IssueStore::ApplyIssues(absl::string_view repo_slug,
   return result;
 }
 
-absl::StatusOr<ApplyResult> IssueStore::ApplyComments(absl::string_view repo_slug,
+absl::StatusOr<StoreWriteCounts> IssueStore::ApplyComments(absl::string_view repo_slug,
                                                       uint64_t epoch,
                                                       const std::vector<v1::Comment>& comments) {
   RETURN_IF_ERROR(CheckSlug(repo_slug));
@@ -423,7 +423,7 @@ absl::StatusOr<ApplyResult> IssueStore::ApplyComments(absl::string_view repo_slu
   }
   Writer writer(this, repo_slug);
   RETURN_IF_ERROR(writer.Fence(epoch));
-  ApplyResult result;
+  StoreWriteCounts result;
   for (const v1::Comment& comment : comments) {
     std::string key = CommentKey(repo_slug, comment.issue_number(), comment.id());
     v1::Comment stored;
@@ -454,7 +454,7 @@ absl::Status IssueStore::MarkDeleted(absl::string_view repo_slug, uint64_t epoch
   }
   Writer writer(this, repo_slug);
   RETURN_IF_ERROR(writer.Fence(epoch));
-  std::string key = IssueKey(repo_slug, number);
+  std::string key = IssueRowKey(repo_slug, number);
   v1::Issue issue;
   bool found = false;
   RETURN_IF_ERROR(
@@ -492,11 +492,11 @@ absl::StatusOr<v1::IssueWithComments> IssueStore::LoadCurrent(absl::string_view 
                                                                bool* found) const {
   v1::IssueWithComments current;
   std::string what = issuescope::IssueKey(repo_slug, number);
-  absl::Status status = LoadIssue(IssueKey(repo_slug, number), current.mutable_issue(), found);
+  absl::Status status = LoadIssue(IssueRowKey(repo_slug, number), current.mutable_issue(), found);
   if (!status.ok()) return absl::Status(status.code(), absl::StrCat(status.message(), " ", what));
   if (!*found) current.clear_issue();
 
-  std::string prefix = IssueKey(repo_slug, number);
+  std::string prefix = IssueRowKey(repo_slug, number);
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), comments_cf_));
   for (it->Seek(prefix); it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
     v1::Comment* comment = current.add_comments();

@@ -111,8 +111,8 @@ struct QuarantinedItem {
   std::string raw;
 };
 
-// ApplyResult counts what one Apply call changed.
-struct ApplyResult {
+// StoreWriteCounts counts what one ApplyIssues or ApplyComments call changed.
+struct StoreWriteCounts {
   // Records that were new or newer than the stored version.
   int64_t stored = 0;
   // Identical or older versions, skipped.
@@ -147,11 +147,11 @@ class IssueStore {
   // Fencing: FAILED_PRECONDITION (nothing written) when `epoch` is lower than the highest epoch
   // this store has accepted for the repository; a higher epoch is recorded. INVALID_ARGUMENT
   // (nothing written) for an empty or malformed slug or an issue number <= 0.
-  absl::StatusOr<ApplyResult> ApplyIssues(absl::string_view repo_slug, uint64_t epoch,
+  absl::StatusOr<StoreWriteCounts> ApplyIssues(absl::string_view repo_slug, uint64_t epoch,
                                           const std::vector<v1::Issue>& issues);
   // ApplyComments is the same for comments (keyed by repo, issue number, comment id; both must
   // be > 0). A comment's change names its issue, so the issue is re-indexed with the comment.
-  absl::StatusOr<ApplyResult> ApplyComments(absl::string_view repo_slug, uint64_t epoch,
+  absl::StatusOr<StoreWriteCounts> ApplyComments(absl::string_view repo_slug, uint64_t epoch,
                                             const std::vector<v1::Comment>& comments);
   // MarkDeleted keeps a tombstone (the stored issue with deleted = true, or a bare one when the
   // issue was never stored) and appends a DELETE change. Marking a tombstone again is a no-op.

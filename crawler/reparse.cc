@@ -78,7 +78,7 @@ absl::StatusOr<ReparseResult> Reparse(IssueStore* store, absl::string_view repo_
         kept.push_back(std::move(issue));
       }
       result.issues_parsed += static_cast<int64_t>(kept.size());
-      ASSIGN_OR_RETURN(ApplyResult r, store->ApplyIssues(slug, state.epoch, kept));
+      ASSIGN_OR_RETURN(StoreWriteCounts r, store->ApplyIssues(slug, state.epoch, kept));
       result.issues_changed += r.stored;
       return absl::OkStatus();
     }
@@ -118,7 +118,7 @@ absl::StatusOr<ReparseResult> Reparse(IssueStore* store, absl::string_view repo_
       kept.push_back(std::move(comment));
     }
     result.comments_parsed += static_cast<int64_t>(kept.size());
-    ASSIGN_OR_RETURN(ApplyResult r, store->ApplyComments(slug, state.epoch, kept));
+    ASSIGN_OR_RETURN(StoreWriteCounts r, store->ApplyComments(slug, state.epoch, kept));
     result.comments_changed += r.stored;
     return absl::OkStatus();
   };

@@ -510,7 +510,7 @@ class RepoCrawler::Run {
           if (need) need_comments.push_back(i);
         }
       }
-      ASSIGN_OR_RETURN(ApplyResult r, c_->store_->ApplyIssues(slug_, lease_.epoch(), kept));
+      ASSIGN_OR_RETURN(StoreWriteCounts r, c_->store_->ApplyIssues(slug_, lease_.epoch(), kept));
       counters.set_issues_fetched(counters.issues_fetched() + static_cast<int64_t>(kept.size()));
       counters.set_issues_stored(counters.issues_stored() + r.stored);
       for (size_t i : need_comments) RETURN_IF_ERROR(FetchIssueComments(kept[i]));
@@ -626,7 +626,7 @@ class RepoCrawler::Run {
   }
 
   absl::Status StoreComments(const std::vector<v1::Comment>& comments) {
-    ASSIGN_OR_RETURN(ApplyResult r, c_->store_->ApplyComments(slug_, lease_.epoch(), comments));
+    ASSIGN_OR_RETURN(StoreWriteCounts r, c_->store_->ApplyComments(slug_, lease_.epoch(), comments));
     v1::CrawlCounters& counters = progress_.counters;
     counters.set_comments_fetched(counters.comments_fetched() +
                                   static_cast<int64_t>(comments.size()));

@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
         page.push_back(repo.issues[j].issue());
         for (const auto& c : repo.issues[j].comments()) page_comments.push_back(c);
       }
-      absl::StatusOr<issuescope::crawler::ApplyResult> r = store->ApplyIssues(repo.slug, 1, page);
+      absl::StatusOr<issuescope::crawler::StoreWriteCounts> r = store->ApplyIssues(repo.slug, 1, page);
       if (!r.ok()) return r.status();
       if (!page_comments.empty()) {
         r = store->ApplyComments(repo.slug, 1, page_comments);

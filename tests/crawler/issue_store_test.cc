@@ -80,10 +80,10 @@ class IssueStoreTest : public ::testing::Test {
     store_ = *std::move(store);
   }
 
-  ApplyResult Apply(const std::vector<v1::Issue>& issues, uint64_t epoch = 1) {
+  StoreWriteCounts Apply(const std::vector<v1::Issue>& issues, uint64_t epoch = 1) {
     auto result = store_->ApplyIssues(kRepo, epoch, issues);
     EXPECT_TRUE(result.ok()) << result.status();
-    return result.ok() ? *result : ApplyResult{};
+    return result.ok() ? *result : StoreWriteCounts{};
   }
 
   // Corrupt closes the store, writes `value` at `key` of column family `family` directly, and
@@ -115,7 +115,7 @@ class IssueStoreTest : public ::testing::Test {
 
 TEST_F(IssueStoreTest, NewIssueIsStoredWithOneChange) {
   EXPECT_EQ(store_->last_seq(), 0u);
-  ApplyResult r = Apply({MakeIssue(7, 100, "crash in matmul")});
+  StoreWriteCounts r = Apply({MakeIssue(7, 100, "crash in matmul")});
   EXPECT_EQ(r.stored, 1);
   EXPECT_EQ(r.unchanged, 0);
   EXPECT_EQ(store_->last_seq(), 1u);
@@ -138,7 +138,7 @@ TEST_F(IssueStoreTest, SamePageTwiceChangesNothing) {
   EXPECT_EQ(store_->last_seq(), 2u);
   // A re-fetch differs only in fetched_at: still no change.
   for (auto& issue : page) issue.mutable_fetched_at()->set_seconds(999);
-  ApplyResult again = Apply(page);
+  StoreWriteCounts again = Apply(page);
   EXPECT_EQ(again.stored, 0);
   EXPECT_EQ(again.unchanged, 2);
   EXPECT_EQ(store_->last_seq(), 2u);
@@ -164,7 +164,7 @@ TEST_F(IssueStoreTest, VersionRules) {
     SCOPED_TRACE(c.name);
     Apply({MakeIssue(number, 100, "current")});
     uint64_t before = store_->last_seq();
-    ApplyResult r = Apply({MakeIssue(number, c.incoming_updated, c.incoming_title)});
+    StoreWriteCounts r = Apply({MakeIssue(number, c.incoming_updated, c.incoming_title)});
     EXPECT_EQ(r.stored, c.stored ? 1 : 0);
     EXPECT_EQ(store_->last_seq(), before + (c.stored ? 1 : 0));
     EXPECT_EQ(store_->GetIssue(kRepo, number)->issue().title(), c.final_title);
@@ -173,7 +173,7 @@ TEST_F(IssueStoreTest, VersionRules) {
 }
 
 TEST_F(IssueStoreTest, DuplicatesWithinOnePageCompareAgainstEachOther) {
-  ApplyResult r = Apply({MakeIssue(1, 200, "newer"), MakeIssue(1, 100, "older"),
+  StoreWriteCounts r = Apply({MakeIssue(1, 200, "newer"), MakeIssue(1, 100, "older"),
                          MakeIssue(1, 300, "newest")});
   EXPECT_EQ(r.stored, 2);
   EXPECT_EQ(r.unchanged, 1);
