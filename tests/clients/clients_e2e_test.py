@@ -8,6 +8,8 @@ one client as a real process and asserts on its output and exit status:
   PythonClientTest      search/clients/python/issuescope_client.py (generated stubs)
   NodeClientTest        search/clients/node/client.js (proto-loader over proto/)
   ReflectionClientTest  search/clients/node/reflect.js (no issuescope .proto files)
+  TlsClientTest         the three clients against a search service that serves TLS and asks
+                        for client certificates (--tls-ca, --tls-cert, --tls-key)
 
 Run by CTest (labels e2e, clients) as
   /usr/bin/python3 clients_e2e_test.py ClassName
@@ -350,6 +352,129 @@ class ReflectionClientTest(ClientTestBase):
         self.assertEqual(code, 1, out)
         self.assertIn("NOT_FOUND", err)
         self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+
+def make_certificates(directory):
+    """A throw-away PKI made with the openssl command: ca.pem; server.pem/key for 127.0.0.1;
+    client.pem/key signed by the CA; stranger.pem/key signed by another CA. EC P-256, one day."""
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+
+    def run(*argv):
+        p = subprocess.run(["openssl", *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, cwd=directory, timeout=RUN_LIMIT)
+        if p.returncode != 0:
+            raise RuntimeError(f"openssl {' '.join(argv)} failed: {p.stdout}")
+
+    def leaf(name, ca, extensions, serial):
+        with open(os.path.join(directory, f"{name}.ext"), "w") as f:
+            f.write(extensions + "\n")
+        run("req", "-new", *ec, "-subj", f"/CN={name}", "-keyout", f"{name}.key",
+            "-out", f"{name}.csr")
+        run("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
+            "-set_serial", str(serial), "-days", "1", "-extfile", f"{name}.ext",
+            "-out", f"{name}.pem")
+
+    for ca in ("ca", "other-ca"):
+        run("req", "-x509", *ec, "-days", "1", "-subj", f"/CN=issuescope-test-{ca}",
+            "-keyout", f"{ca}.key", "-out", f"{ca}.pem")
+    leaf("server", "ca", "subjectAltName=DNS:localhost,IP:127.0.0.1\n"
+         "extendedKeyUsage=serverAuth", 2)
+    leaf("client", "ca", "extendedKeyUsage=clientAuth", 3)
+    leaf("stranger", "other-ca", "extendedKeyUsage=clientAuth", 4)
+    return {name: os.path.join(directory, name) for name in
+            ("ca.pem", "client.pem", "client.key", "stranger.pem", "stranger.key",
+             "server.pem", "server.key")}
+
+
+class TlsClientTest(unittest.TestCase):
+    """Every example client speaks TLS (and mTLS) to a search service started with --tls-cert,
+    --tls-key and --tls-client-ca over the same index; plaintext and clients without a trusted
+    certificate are refused with one clear line."""
+
+    @classmethod
+    def setUpClass(cls):
+        if shutil.which("openssl") is None:
+            raise RuntimeError("openssl is not installed (Debian package openssl)")
+        require_node()
+        os.environ["ISSUESCOPE_PYTHON_STUBS"] = PYTHON_STUBS
+        cls.cluster = Cluster()
+        cls.certs = make_certificates(cls.cluster.dir)
+        cls.tls_search = cls.cluster.spawn("search-tls", [
+            "issuescope-search", "--listen=127.0.0.1:0",
+            f"--port-file={cls.cluster.dir}/search-tls.port",
+            f"--index={cls.cluster.dir}/data/index", f"--tls-cert={cls.certs['server.pem']}",
+            f"--tls-key={cls.certs['server.key']}", f"--tls-client-ca={cls.certs['ca.pem']}"])
+        port = wait_for_port(f"{cls.cluster.dir}/search-tls.port", cls.tls_search,
+                             f"{cls.cluster.dir}/search-tls.log")
+        cls.address = f"127.0.0.1:{port}"
+
+    @classmethod
+    def tearDownClass(cls):
+        stop(cls.tls_search)
+        cls.cluster.close(keep=False)
+
+    def clients(self):
+        return {"python": PythonClientTest.command, "node": NodeClientTest.command}
+
+    def run_client(self, command, *args):
+        p = subprocess.run(list(command) + list(args) + ["--server", self.address],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=RUN_LIMIT, cwd=self.cluster.dir)
+        return p.returncode, p.stdout, p.stderr
+
+    def mtls(self, cert="client"):
+        return ["--tls-ca", self.certs["ca.pem"], "--tls-cert", self.certs[f"{cert}.pem"],
+                "--tls-key", self.certs[f"{cert}.key"]]
+
+    def test_search_over_mutual_tls(self):
+        for name, command in self.clients().items():
+            with self.subTest(name):
+                code, out, err = self.run_client(command, "search", f'"{PHRASE}"', *self.mtls())
+                self.assertEqual(code, 0, err)
+                self.assertIn(f"{PLANTED} matching issues, {PLANTED} shown", out)
+
+    def test_reflection_over_mutual_tls(self):
+        code, out, err = self.run_client(node_command("reflect.js"), "list", *self.mtls())
+        self.assertEqual(code, 0, err)
+        self.assertIn("issuescope.v1.Search", out)
+
+    def test_refused_without_a_trusted_client_certificate(self):
+        cases = [
+            ("plaintext", []),
+            ("TLS without a client certificate", ["--tls-ca", self.certs["ca.pem"]]),
+            ("a certificate of another CA", self.mtls("stranger")),
+            ("the system's CAs (the test CA is not one)", ["--tls"]),
+        ]
+        commands = dict(self.clients(), reflect=node_command("reflect.js"))
+        for name, command in commands.items():
+            for case, flags in cases:
+                with self.subTest(f"{name}: {case}"):
+                    args = ["list"] if name == "reflect" else ["search", "x"]
+                    code, out, err = self.run_client(command, *args, *flags)
+                    self.assertEqual(code, 1, f"{err}{out}")
+                    self.assertIn("UNAVAILABLE", err)
+                    self.assertEqual(len(err.strip().splitlines()), 1, err)
+                    self.assertEqual(out, "")
+
+    def test_bad_tls_flags_are_named(self):
+        missing = os.path.join(self.cluster.dir, "missing.pem")
+        not_pem = os.path.join(self.cluster.dir, "search-tls.port")
+        cases = [
+            ("cert without key", ["--tls-cert", self.certs["client.pem"]], "--tls-key"),
+            ("key without cert", ["--tls-key", self.certs["client.key"]], "--tls-cert"),
+            ("missing CA file", ["--tls-ca", missing], f"--tls-ca {missing}"),
+            ("CA file not PEM", ["--tls-ca", not_pem], "is not a PEM file"),
+        ]
+        commands = dict(self.clients(), reflect=node_command("reflect.js"))
+        for name, command in commands.items():
+            for case, flags, message in cases:
+                with self.subTest(f"{name}: {case}"):
+                    args = ["list"] if name == "reflect" else ["search", "x"]
+                    code, out, err = self.run_client(command, *args, *flags)
+                    self.assertEqual(code, 2, f"{err}{out}")
+                    self.assertIn(message, err)
+                    self.assertNotIn("Traceback", err)
+                    self.assertNotIn("    at ", err)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 //
 // The .proto files are read from $ISSUESCOPE_PROTO_DIR, else the repository's proto/ folder.
 // The server address comes from --server, else $ISSUESCOPE_SERVER, else 127.0.0.1:50051.
+// Plaintext unless --tls, --tls-ca or --tls-cert/--tls-key ask for TLS (tls.js).
 // Exit status: 0 on success, 1 when the call fails (the message names the gRPC status and the
 // server's message), 2 for a bad command line or missing dependencies.
 'use strict';
@@ -16,12 +17,14 @@
 const path = require('path');
 const { parseArgs } = require('util');
 const { toProtoJson } = require('./proto_json');
+const { TLS_OPTIONS, TLS_USAGE, channelCredentials } = require('./tls');
 
 const PROG = 'client.js';
 const DEFAULT_SERVER = '127.0.0.1:50051';
 const USAGE = `usage: node ${PROG} search QUERY [--server ADDR] [--timeout S] [--page-size N]
                       [--page-token T] [--facets a,b] [--facet-limit N] [--json]
-       node ${PROG} issue SLUG NUMBER [--server ADDR] [--timeout S] [--json]`;
+       node ${PROG} issue SLUG NUMBER [--server ADDR] [--timeout S] [--json]
+  TLS: ${TLS_USAGE}`;
 
 function fail(message, code) {
   process.stderr.write(`${PROG}: ${message}\n`);
@@ -57,6 +60,7 @@ function parseCommandLine(argv) {
         facets: { type: 'string', default: '' },
         'facet-limit': { type: 'string', default: '0' },
         json: { type: 'boolean', default: false },
+        ...TLS_OPTIONS,
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -98,7 +102,7 @@ function parseNumber(text) {
   return fail(`not an issue number or Gitee key: ${text}`, 2);
 }
 
-function loadSearchClient(grpc, protoLoader, server) {
+function loadSearchClient(grpc, protoLoader, server, credentials) {
   const protoDir = process.env.ISSUESCOPE_PROTO_DIR || path.resolve(__dirname, '..', '..', '..', 'proto');
   let definition;
   try {
@@ -113,7 +117,7 @@ function loadSearchClient(grpc, protoLoader, server) {
     fail(`cannot load issuescope/v1/search.proto from ${protoDir}: ${e.message}`, 2);
   }
   const v1 = grpc.loadPackageDefinition(definition).issuescope.v1;
-  return new v1.Search(server, grpc.credentials.createInsecure());
+  return new v1.Search(server, credentials);
 }
 
 function timestamp(ts) {
@@ -172,7 +176,8 @@ function main() {
   const { command, args, options } = parseCommandLine(process.argv.slice(2));
   const grpc = requireDependency('@grpc/grpc-js');
   const protoLoader = requireDependency('@grpc/proto-loader');
-  const client = loadSearchClient(grpc, protoLoader, options.server);
+  const credentials = channelCredentials(grpc, options, fail);
+  const client = loadSearchClient(grpc, protoLoader, options.server, credentials);
   const deadline = new Date(Date.now() + options.timeout * 1000);
   const done = (print) => (err, response) => {
     client.close();

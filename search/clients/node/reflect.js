@@ -19,6 +19,7 @@
 const path = require('path');
 const { parseArgs } = require('util');
 const { toProtoJson } = require('./proto_json');
+const { TLS_OPTIONS, TLS_USAGE, channelCredentials } = require('./tls');
 
 const PROG = 'reflect.js';
 const DEFAULT_SERVER = '127.0.0.1:50051';
@@ -26,7 +27,8 @@ const NOT_FOUND = 5;  // grpc.status.NOT_FOUND
 const UNIMPLEMENTED = 12;  // grpc.status.UNIMPLEMENTED
 const USAGE = `usage: node ${PROG} list [--server ADDR] [--timeout S]
        node ${PROG} describe SYMBOL [--server ADDR] [--timeout S]
-       node ${PROG} call SERVICE/METHOD [JSON] [--server ADDR] [--timeout S]`;
+       node ${PROG} call SERVICE/METHOD [JSON] [--server ADDR] [--timeout S]
+  TLS: ${TLS_USAGE}`;
 
 function fail(message, code) {
   process.stderr.write(`${PROG}: ${message}\n`);
@@ -56,6 +58,7 @@ function parseCommandLine(argv) {
       options: {
         server: { type: 'string', default: process.env.ISSUESCOPE_SERVER || DEFAULT_SERVER },
         timeout: { type: 'string', default: '10' },
+        ...TLS_OPTIONS,
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -74,13 +77,13 @@ function parseCommandLine(argv) {
   }
   const timeout = Number(parsed.values.timeout);
   if (!Number.isFinite(timeout) || timeout <= 0) fail(`--timeout must be a positive number`, 2);
-  return { command, args: rest, server: parsed.values.server, timeout };
+  return { command, args: rest, server: parsed.values.server, timeout, options: parsed.values };
 }
 
 // One reflection stream; ask() sends a request and resolves with its response (the server
 // answers in order). Errors of the stream reject every pending and later ask().
 class ReflectionSession {
-  constructor(grpc, protoLoader, server, timeout, version) {
+  constructor(grpc, protoLoader, server, credentials, timeout, version) {
     this.version = version;
     const protoDir = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build', 'proto');
     const definition = protoLoader.loadSync(`grpc/reflection/${version}/reflection.proto`, {
@@ -93,7 +96,7 @@ class ReflectionSession {
     });
     const reflection = grpc.loadPackageDefinition(definition).grpc.reflection[version];
     this.grpc = grpc;
-    this.client = new reflection.ServerReflection(server, grpc.credentials.createInsecure());
+    this.client = new reflection.ServerReflection(server, credentials);
     this.call = this.client.ServerReflectionInfo({ deadline: new Date(Date.now() + timeout * 1000) });
     this.pending = [];
     this.error = null;
@@ -285,8 +288,8 @@ async function prepareCall(session, table, target, json) {
 }
 
 // invoke runs a prepared call; resolves with its output lines.
-function invoke(grpc, server, timeout, call) {
-  const client = new grpc.Client(server, grpc.credentials.createInsecure());
+function invoke(grpc, server, credentials, timeout, call) {
+  const client = new grpc.Client(server, credentials);
   const options = { deadline: new Date(Date.now() + timeout * 1000) };
   const serialize = (b) => b;
   const deserialize = (b) => call.decode(b);
@@ -307,14 +310,14 @@ function invoke(grpc, server, timeout, call) {
   });
 }
 
-async function runWithFallback(grpc, protoLoader, descriptor, server, timeout, command, args) {
+async function runWithFallback(grpc, protoLoader, descriptor, server, credentials, timeout, command, args) {
   for (const version of ['v1', 'v1alpha']) {
-    const session = new ReflectionSession(grpc, protoLoader, server, timeout, version);
+    const session = new ReflectionSession(grpc, protoLoader, server, credentials, timeout, version);
     const table = new SymbolTable(descriptor);
     try {
       const result = await run(session, table, command, args);
       session.close();
-      if (result.call) return invoke(grpc, server, timeout, result.call);
+      if (result.call) return invoke(grpc, server, credentials, timeout, result.call);
       return result;
     } catch (err) {
       session.close();
@@ -327,13 +330,14 @@ async function runWithFallback(grpc, protoLoader, descriptor, server, timeout, c
 }
 
 function main() {
-  const { command, args, server, timeout } = parseCommandLine(process.argv.slice(2));
+  const { command, args, server, timeout, options } = parseCommandLine(process.argv.slice(2));
   const grpc = requireDependency('@grpc/grpc-js');
   const protoLoader = requireDependency('@grpc/proto-loader');
   requireDependency('@grpc/reflection');
   requireDependency('protobufjs');
   const descriptor = requireDependency('protobufjs/ext/descriptor');
-  runWithFallback(grpc, protoLoader, descriptor, server, timeout, command, args).then(
+  const credentials = channelCredentials(grpc, options, fail);
+  runWithFallback(grpc, protoLoader, descriptor, server, credentials, timeout, command, args).then(
     (lines) => {
       if (lines.length) process.stdout.write(lines.join('\n') + '\n');
     },

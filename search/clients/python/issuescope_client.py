@@ -11,6 +11,9 @@ proto/issuescope/v1/*.proto with protoc's Python generator and grpc_python_plugi
 $ISSUESCOPE_PYTHON_STUBS, then PYTHONPATH, then <repo>/build/clients/python.
 
 The server address comes from --server, else $ISSUESCOPE_SERVER, else 127.0.0.1:50051.
+Plaintext unless TLS is asked for: --tls-ca FILE verifies the server against that CA (PEM),
+--tls uses the system's trusted CAs, and --tls-cert FILE --tls-key FILE present a client
+certificate (for a server started with --tls-client-ca).
 Exit status: 0 on success, 1 when the call fails (the message names the gRPC status and the
 server's message), 2 for a bad command line or missing stubs.
 """
@@ -39,6 +42,9 @@ def load_stubs():
                   os.path.join(here, "..", "..", "..", "build", "clients", "python")]
     for path in reversed([c for c in candidates if c and os.path.isdir(c)]):
         sys.path.insert(0, os.path.abspath(path))
+    # gRPC's core logs failed TLS handshakes on stderr as well; the one-line error this client
+    # prints already names the cause. GRPC_VERBOSITY set by the user still wins.
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     try:
         import grpc  # noqa: F401  (python3-grpcio)
     except ImportError:
@@ -86,6 +92,14 @@ def build_parser():
                              f"{DEFAULT_SERVER})")
     common.add_argument("--timeout", type=float, default=10.0,
                         help="deadline of the call in seconds (default 10)")
+    common.add_argument("--tls", action="store_true",
+                        help="connect over TLS, trusting the system's CAs")
+    common.add_argument("--tls-ca", default="", metavar="FILE",
+                        help="connect over TLS, trusting this CA (PEM)")
+    common.add_argument("--tls-cert", default="", metavar="FILE",
+                        help="client certificate chain (PEM) to present; needs --tls-key")
+    common.add_argument("--tls-key", default="", metavar="FILE",
+                        help="private key (PEM) of --tls-cert")
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("search", parents=[common], help="run a query (docs/QUERY.md)")
@@ -155,11 +169,36 @@ def print_issue(result, as_json, json_format):
         print(c.body)
 
 
+def read_pem(flag, path):
+    """The bytes of a PEM file named by `flag`; exits 2 naming the flag when unreadable."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        fail(f"cannot read {flag} {path}: {e.strerror}", 2)
+    if b"-----BEGIN " not in data:
+        fail(f"{flag} {path} is not a PEM file", 2)
+    return data
+
+
+def open_channel(grpc, args):
+    """A plaintext channel, or a TLS one when --tls, --tls-ca or --tls-cert is given."""
+    if bool(args.tls_cert) != bool(args.tls_key):
+        fail("--tls-cert and --tls-key go together", 2)
+    if not (args.tls or args.tls_ca or args.tls_cert):
+        return grpc.insecure_channel(args.server)
+    credentials = grpc.ssl_channel_credentials(
+        root_certificates=read_pem("--tls-ca", args.tls_ca) if args.tls_ca else None,
+        private_key=read_pem("--tls-key", args.tls_key) if args.tls_key else None,
+        certificate_chain=read_pem("--tls-cert", args.tls_cert) if args.tls_cert else None)
+    return grpc.secure_channel(args.server, credentials)
+
+
 def main(argv):
     args = build_parser().parse_args(argv)
     grpc, search_pb2, search_pb2_grpc = load_stubs()
     from google.protobuf import json_format
-    with grpc.insecure_channel(args.server) as channel:
+    with open_channel(grpc, args) as channel:
         stub = search_pb2_grpc.SearchStub(channel)
         try:
             if args.command == "search":
