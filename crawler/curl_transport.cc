@@ -17,6 +17,7 @@ namespace {
 struct Collector {
   HttpResponse* response;
   int64_t max_body_bytes;
+  CURL* handle = nullptr;
   bool too_large = false;
 };
 
@@ -26,6 +27,15 @@ size_t WriteBody(char* data, size_t size, size_t nmemb, void* user) {
   if (static_cast<int64_t>(c->response->body.size() + n) > c->max_body_bytes) {
     c->too_large = true;
     return 0;  // makes curl abort with CURLE_WRITE_ERROR
+  }
+  if (c->response->body.empty() && c->handle != nullptr) {
+    // Sized once from Content-Length (when sent, and within the limit): a large page is not
+    // grown by doubling, which would hold up to twice its size while it is copied.
+    curl_off_t length = -1;
+    if (curl_easy_getinfo(c->handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
+        length > 0 && length <= c->max_body_bytes) {
+      c->response->body.reserve(static_cast<size_t>(length));
+    }
   }
   c->response->body.append(data, n);
   return n;
@@ -96,7 +106,7 @@ absl::StatusOr<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
 
   HttpResponse response;
   response.effective_url = request.url;
-  Collector collector{&response, options_.max_body_bytes};
+  Collector collector{&response, options_.max_body_bytes, h};
 
   std::unique_ptr<curl_slist, SlistDeleter> header_list;
   for (const auto& [name, value] : request.headers.entries) {

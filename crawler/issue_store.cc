@@ -127,14 +127,29 @@ absl::Status ReadCounter(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const
   return absl::OkStatus();
 }
 
+// BatchBytes estimates the WriteBatch of a page of `records`: each serialized record, its key,
+// its change-log entry and the batch's framing (an over-estimate costs only unused capacity).
+template <typename Record>
+size_t BatchBytes(const std::vector<Record>& records) {
+  size_t bytes = 256;
+  for (const Record& r : records) bytes += r.ByteSizeLong() + 192;
+  return bytes;
+}
+
 }  // namespace
 
 // Writer is one write transaction: it holds the store's write mutex, overlays the records it
-// has staged on the stored ones, and commits everything in one WriteBatch.
+// has staged on the stored ones, and commits everything in one WriteBatch. The records given to
+// Put are referenced, not copied, until Commit (a page can be tens of MiB); `reserve_bytes`
+// sizes the batch up front, so a large page is not copied while the batch grows.
 class IssueStore::Writer {
  public:
-  Writer(IssueStore* store, absl::string_view slug)
-      : store_(store), slug_(slug), lock_(store->write_mu_), next_seq_(store->last_seq() + 1) {}
+  Writer(IssueStore* store, absl::string_view slug, size_t reserve_bytes = 0)
+      : store_(store),
+        slug_(slug),
+        lock_(store->write_mu_),
+        next_seq_(store->last_seq() + 1),
+        batch_(reserve_bytes) {}
 
   // Fence rejects a stale epoch and stages a newer one.
   absl::Status Fence(uint64_t epoch) {
@@ -158,10 +173,13 @@ class IssueStore::Writer {
   absl::Status Find(rocksdb::ColumnFamilyHandle* cf, const std::string& key,
                     absl::string_view what, Record* out, bool* found) {
     auto it = staged_.find({cf, key});
-    std::string value;
     if (it != staged_.end()) {
-      value = it->second;
-    } else {
+      out->CopyFrom(*it->second);
+      *found = true;
+      return absl::OkStatus();
+    }
+    std::string value;
+    {
       rocksdb::Status s = store_->db_->Get(rocksdb::ReadOptions(), cf, key, &value);
       if (s.IsNotFound()) {
         *found = false;
@@ -176,13 +194,12 @@ class IssueStore::Writer {
     return absl::OkStatus();
   }
 
-  // Put stages a record and its change-log entry.
+  // Put stages a record and its change-log entry; `record` must outlive Commit.
   void Put(rocksdb::ColumnFamilyHandle* cf, const std::string& key,
            const google::protobuf::Message& record, bool is_new, v1::ChangeKind kind,
            int64_t number) {
-    std::string value = record.SerializeAsString();
-    batch_.Put(cf, key, value);
-    staged_[{cf, key}] = std::move(value);
+    batch_.Put(cf, key, record.SerializeAsString());
+    staged_[{cf, key}] = &record;
     batch_.Put(store_->changes_cf_, BE64(next_seq_++), EncodeChange(kind, slug_, number));
     if (is_new) ++(cf == store_->issues_cf_ ? new_issues_ : new_comments_);
     dirty_ = true;
@@ -211,7 +228,8 @@ class IssueStore::Writer {
   std::lock_guard<std::mutex> lock_;
   uint64_t next_seq_;
   rocksdb::WriteBatch batch_;
-  std::map<std::pair<rocksdb::ColumnFamilyHandle*, std::string>, std::string> staged_;
+  std::map<std::pair<rocksdb::ColumnFamilyHandle*, std::string>, const google::protobuf::Message*>
+      staged_;
   int64_t new_issues_ = 0;
   int64_t new_comments_ = 0;
   bool dirty_ = false;
@@ -389,7 +407,7 @@ absl::StatusOr<StoreWriteCounts> IssueStore::ApplyIssues(absl::string_view repo_
                                                      "; numbers must be > 0"));
     }
   }
-  Writer writer(this, repo_slug);
+  Writer writer(this, repo_slug, BatchBytes(issues));
   RETURN_IF_ERROR(writer.Fence(epoch));
   StoreWriteCounts result;
   for (const v1::Issue& issue : issues) {
@@ -421,7 +439,7 @@ absl::StatusOr<StoreWriteCounts> IssueStore::ApplyComments(absl::string_view rep
           comments[i].issue_number(), " and id ", comments[i].id(), "; both must be > 0"));
     }
   }
-  Writer writer(this, repo_slug);
+  Writer writer(this, repo_slug, BatchBytes(comments));
   RETURN_IF_ERROR(writer.Fence(epoch));
   StoreWriteCounts result;
   for (const v1::Comment& comment : comments) {

@@ -42,8 +42,9 @@ std::string SlugPrefix(char kind, absl::string_view slug) {
   return key;
 }
 
-// EncodePage is the header JSON line, then the body.
-std::string EncodePage(const RawPage& page) {
+// EncodeHeader is the page's header JSON line (with its newline); the stored value is the
+// header, then the body (written as two parts, so the body is not copied into a value first).
+std::string EncodeHeader(const RawPage& page) {
   nlohmann::json h;
   h["tracker"] = static_cast<int>(page.repo.tracker());
   h["owner"] = page.repo.owner();
@@ -60,7 +61,6 @@ std::string EncodePage(const RawPage& page) {
   }
   std::string out = h.dump();
   out.push_back('\n');
-  out += page.body;
   return out;
 }
 
@@ -164,7 +164,12 @@ absl::Status IssueStore::PutRawPage(absl::string_view repo_slug, const RawPage& 
   PutBE64(&page_key, seq);
 
   rocksdb::WriteBatch batch;
-  batch.Put(raw_cf_, page_key, EncodePage(page));
+  const std::string header = EncodeHeader(page);
+  const rocksdb::Slice key_part(page_key);
+  const rocksdb::Slice value_parts[] = {rocksdb::Slice(header), rocksdb::Slice(page.body)};
+  RETURN_IF_ERROR(FromRocksStatus(
+      batch.Put(raw_cf_, rocksdb::SliceParts(&key_part, 1), rocksdb::SliceParts(value_parts, 2)),
+      "batching a raw page"));
   std::string next;
   PutBE64(&next, seq + 1);
   batch.Put(raw_cf_, kSeqKey, next);

@@ -470,8 +470,10 @@ class RepoCrawler::Run {
 
   // StorePage parses one page, stores the kept items (and, for per-issue comment listings, the
   // comments of the issues that changed) and reports progress.
-  absl::Status StorePage(Listing kind, const std::string& url, const HttpResponse& resp,
+  // The body is moved into the store's raw page once parsed (`resp` keeps its headers).
+  absl::Status StorePage(Listing kind, const std::string& url, HttpResponse* response,
                          PassResult* pass) {
+    HttpResponse& resp = *response;
     const absl::Time now = c_->clock_->Now();
     PageMark mark;
     mark.date = ParseHttpDate(resp.headers.Get("Date")).value_or(now);
@@ -492,7 +494,7 @@ class RepoCrawler::Run {
       RETURN_IF_ERROR(Quarantine("issues", url, now, bad));
       std::vector<std::string> items;
       for (const v1::Issue& issue : *page) items.push_back(IssueStore::RawIssueItem(issue.number()));
-      RETURN_IF_ERROR(KeepRawPage("issues", url, resp.body, now, nullptr, items));
+      RETURN_IF_ERROR(KeepRawPage("issues", url, std::move(resp.body), now, nullptr, items));
       std::vector<v1::Issue> kept;
       for (v1::Issue& issue : *page) {
         note(issue.updated_at());
@@ -524,7 +526,7 @@ class RepoCrawler::Run {
       for (const v1::Comment& c : *page) {
         items.push_back(IssueStore::RawCommentItem(c.issue_number(), c.id()));
       }
-      RETURN_IF_ERROR(KeepRawPage("comments", url, resp.body, now, nullptr, items));
+      RETURN_IF_ERROR(KeepRawPage("comments", url, std::move(resp.body), now, nullptr, items));
       std::vector<v1::Comment> kept;
       for (v1::Comment& comment : *page) {
         note(comment.updated_at());
@@ -599,8 +601,9 @@ class RepoCrawler::Run {
     return absl::OkStatus();
   }
 
-  // KeepRawPage stores the raw body of a parsed page for `issuescope reparse`.
-  absl::Status KeepRawPage(const char* listing, const std::string& url, const std::string& body,
+  // KeepRawPage stores the raw body of a parsed page for `issuescope reparse`. It takes the
+  // body (a page can be tens of MiB: it is moved, not copied, and freed once stored).
+  absl::Status KeepRawPage(const char* listing, const std::string& url, std::string body,
                            absl::Time fetched, const v1::Issue* issue,
                            const std::vector<std::string>& items) {
     if (!c_->options_.keep_raw_pages) return absl::OkStatus();
@@ -615,7 +618,7 @@ class RepoCrawler::Run {
       raw.issue_key = issue->key();
       raw.issue_url = issue->url();
     }
-    raw.body = body;
+    raw.body = std::move(body);
     return c_->store_->PutRawPage(slug_, raw, items);
   }
 
@@ -692,7 +695,7 @@ class RepoCrawler::Run {
       for (const v1::Comment& c : *page) {
         items.push_back(IssueStore::RawCommentItem(c.issue_number(), c.id()));
       }
-      RETURN_IF_ERROR(KeepRawPage("notes", url, resp.body, fetched, &issue, items));
+      RETURN_IF_ERROR(KeepRawPage("notes", url, std::move(resp.body), fetched, &issue, items));
       const auto now = ToProto(fetched);
       for (v1::Comment& comment : *page) *comment.mutable_fetched_at() = now;
       RETURN_IF_ERROR(StoreComments(*page));
@@ -813,7 +816,7 @@ class RepoCrawler::Run {
           }
         }
       }
-      absl::Status stored = StorePage(kind, url, resp, &pass);
+      absl::Status stored = StorePage(kind, url, &resp, &pass);
       // A body that does not parse (cut short, not JSON) is fetched again, bounded like 5xx.
       for (int bad = 0; bad_body_ && bad < c_->options_.max_retries; ++bad) {
         bad_body_ = false;
@@ -822,7 +825,7 @@ class RepoCrawler::Run {
         RETURN_IF_ERROR(Sleep(Backoff(bad)));
         ASSIGN_OR_RETURN(resp, Get(url, ""));
         if (resp.status != 200) return UnexpectedStatus(resp.status, url);
-        stored = StorePage(kind, url, resp, &pass);
+        stored = StorePage(kind, url, &resp, &pass);
       }
       bad_body_ = false;
       RETURN_IF_ERROR(stored);
