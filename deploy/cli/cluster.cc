@@ -51,6 +51,14 @@ std::string EnsureToken(const char* var) {
   return token;
 }
 
+// IpCommand is the path of iproute2's `ip`, for `ip netns exec`.
+std::string IpCommand() {
+  for (const char* path : {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"}) {
+    if (access(path, X_OK) == 0) return path;
+  }
+  return "ip";
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(const ClusterOptions& options) {
@@ -71,8 +79,9 @@ absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(const ClusterOptions& op
     argv.insert(argv.end(), options.simulator_args.begin(), options.simulator_args.end());
     int port = 0;
     argv.push_back("--log-level=" + options.log_level);
+    argv.push_back("--listen=" + c->HostOf("simulator").address + ":0");
     ASSIGN_OR_RETURN(c->simulator_, c->Launch("simulator", argv, &port));
-    c->simulator_url_ = absl::StrCat("http://127.0.0.1:", port);
+    c->simulator_url_ = absl::StrCat("http://", c->HostOf("simulator").address, ":", port);
   }
   // The cluster's credentials (coordinator/security.h): an admin token for this process and the
   // CLI, a cluster token for the workers and the indexer; from the environment when set there,
@@ -95,12 +104,14 @@ absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(const ClusterOptions& op
   for (int i = 0; i < options.workers; ++i) RETURN_IF_ERROR(c->AddWorker());
   RETURN_IF_ERROR(c->StartIndexer());
   int search_port = 0;
+  const std::string search_host = c->HostOf("search").address;
   ASSIGN_OR_RETURN(c->search_, c->Launch("search",
-                                         {c->Bin("issuescope-search"), "--listen=127.0.0.1:0",
+                                         {c->Bin("issuescope-search"),
+                                          "--listen=" + search_host + ":0",
                                           "--index=" + c->options_.work_dir + "/data/index",
                                           "--log-level=" + options.log_level},
                                          &search_port));
-  c->search_address_ = absl::StrCat("127.0.0.1:", search_port);
+  c->search_address_ = absl::StrCat(search_host, ":", search_port);
   c->search_stub_ = v1::Search::NewStub(
       grpc::CreateChannel(c->search_address_, grpc::InsecureChannelCredentials()));
   return c;
@@ -110,12 +121,18 @@ Cluster::~Cluster() { Stop(); }
 
 std::string Cluster::Bin(const std::string& name) const { return options_.bin_dir + "/" + name; }
 
+ProcessHost Cluster::HostOf(const std::string& name) const {
+  return options_.placement ? options_.placement(name) : ProcessHost{};
+}
+
 absl::StatusOr<std::unique_ptr<Subprocess>> Cluster::Launch(const std::string& name,
                                                             std::vector<std::string> argv,
                                                             int* port) {
   const std::string port_file = absl::StrCat(options_.work_dir, "/ports/", name, ".port");
   std::filesystem::remove(port_file);
   if (port != nullptr) argv.push_back("--port-file=" + port_file);
+  const ProcessHost host = HostOf(name);
+  if (!host.netns.empty()) argv.insert(argv.begin(), {IpCommand(), "netns", "exec", host.netns});
   ASSIGN_OR_RETURN(auto proc,
                    Subprocess::Start(argv, absl::StrCat(options_.work_dir, "/logs/", name, ".log")));
   if (port != nullptr) {
@@ -134,7 +151,8 @@ absl::Status Cluster::StartCoordinator(int port) {
   int bound = 0;
   ASSIGN_OR_RETURN(coordinator_,
                    Launch("coordinator",
-                          {Bin("issuescope-coordinator"), absl::StrCat("--listen=127.0.0.1:", port),
+                          {Bin("issuescope-coordinator"),
+                           absl::StrCat("--listen=", HostOf("coordinator").address, ":", port),
                            "--data=" + options_.work_dir + "/data/coordinator",
                            absl::StrCat("--lease-ttl-ms=", options_.lease_ttl_ms),
                            absl::StrCat("--heartbeat-ms=", options_.heartbeat_ms),
@@ -144,7 +162,7 @@ absl::Status Cluster::StartCoordinator(int port) {
                            "--log-level=" + options_.log_level},
                           &bound));
   coordinator_port_ = bound;
-  coordinator_address_ = absl::StrCat("127.0.0.1:", bound);
+  coordinator_address_ = absl::StrCat(HostOf("coordinator").address, ":", bound);
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
                    CreateCoordinatorChannel(coordinator_address_, ClientTlsFiles{}, admin_token_));
   coordinator_stub_ = v1::Coordinator::NewStub(channel);
@@ -154,7 +172,7 @@ absl::Status Cluster::StartCoordinator(int port) {
 absl::Status Cluster::StartWorker(int i, int port) {
   std::vector<std::string> argv = {
       Bin("issuescope-crawler"), "--id=" + worker_id(i),
-      absl::StrCat("--listen=127.0.0.1:", port),
+      absl::StrCat("--listen=", HostOf(worker_id(i)).address, ":", port),
       absl::StrCat("--data=", options_.work_dir, "/data/", worker_id(i)),
       "--coordinator=" + coordinator_address_,
       absl::StrCat("--capacity=", options_.worker_capacity),

@@ -10,6 +10,7 @@
 // Thread-compatible: one thread drives a Cluster. Destruction stops every process.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,13 @@
 #include "issuescope/v1/store.grpc.pb.h"
 
 namespace issuescope::cli {
+
+// ProcessHost is where one process of the cluster runs: in network namespace `netns` (empty: the
+// caller's), listening on `address` (an IP of that namespace) and reached there by the others.
+struct ProcessHost {
+  std::string netns;
+  std::string address = "127.0.0.1";
+};
 
 struct ClusterOptions {
   // Directory holding the issuescope-* binaries. Default: the directory of this executable.
@@ -48,6 +56,11 @@ struct ClusterOptions {
   std::string log_level = "info";
   // How long to wait for a process to become ready.
   absl::Duration start_timeout = absl::Seconds(30);
+  // placement(name) says where process `name` runs ("simulator", "coordinator", "worker-N",
+  // "indexer", "search"): a process with a netns is started through `ip netns exec`. Unset
+  // (default): every process on this machine's loopback. The caller's namespace must reach
+  // every address (tests/multihost puts the hosts on a bridge it can reach).
+  std::function<ProcessHost(const std::string& name)> placement;
 };
 
 // IndexProgress compares the index's consumed feed positions with the workers' stores.
@@ -110,6 +123,8 @@ class Cluster {
  private:
   explicit Cluster(ClusterOptions options) : options_(std::move(options)) {}
   std::string Bin(const std::string& name) const;
+  // HostOf is options_.placement(name), or loopback without a placement.
+  ProcessHost HostOf(const std::string& name) const;
   absl::StatusOr<std::unique_ptr<Subprocess>> Launch(const std::string& name,
                                                      std::vector<std::string> argv, int* port);
   absl::Status StartCoordinator(int port);

@@ -105,13 +105,15 @@ TEST(ControlPlane, GracefulLeaveDrainAndPerTokenStatus) {
   const absl::Time sigterm_at = absl::Now();
   cluster.worker(0)->Signal(SIGTERM);
   int wait_status = 0;
-  ASSERT_TRUE(cluster.worker(0)->Wait(absl::Seconds(15), &wait_status)) << "worker-0 hung";
+  ASSERT_TRUE(cluster.worker(0)->Wait(absl::Seconds(60), &wait_status)) << "worker-0 hung";
   const absl::Duration to_exit = absl::Now() - sigterm_at;
   EXPECT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0)
       << "wait status " << wait_status;
   // Drain timeout (5 s) + releasing + the indexer committing what it read of the store and
-  // reporting it (the coordinator removes the worker then) + shutting the store down.
-  EXPECT_LT(to_exit, absl::Seconds(20));
+  // reporting it (the coordinator removes the worker then) + shutting the store down: about 6 s;
+  // the bound leaves room for sanitizer builds on a busy machine (the indexer then took 13 s to
+  // read 1,755 changes).
+  EXPECT_LT(to_exit, absl::Seconds(30));
   const std::string log0 = ReadFile(work + "/logs/worker-0.log");
   EXPECT_TRUE(absl::StrContains(log0, "left the coordinator")) << log0;
   EXPECT_TRUE(absl::StrContains(log0, "until the indexers have read it")) << log0;

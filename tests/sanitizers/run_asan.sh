@@ -6,26 +6,46 @@
 #
 #   tests/sanitizers/run_asan.sh [--jobs N] [--list] [TARGET...]
 #
-# Default targets: the tests of common/, search/ (query language, searcher, pager, facets, match
-# split, the gRPC service in process), search/web/ (the gateway on an in-process channel), the
-# crawler's parsing and crawl loop on a fake transport, its store, and the indexer's taxonomy,
-# classifier and tagger. Not the e2e tests that start processes. --list prints them.
+# Default targets: every unit test program (common, search and its gateway, the crawler with its
+# store, worker and store service, the coordinator, the indexer, the tracker simulator), gRPC
+# services included (ASan needs no instrumented gRPC), and the e2e tests, whose daemons are the
+# tree's own ASan+UBSan builds. --list prints them.
 # Environment: BUILD_DIR (default build-sanitize), CXX (default clang++).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 TESTS=(
   common_text_tokens_test common_issue_sections_test common_csv_test common_logging_test
+  common_host_port_test common_tls_test
   search_query_parser_test search_facets_test search_searcher_test search_pager_test
   search_docid_sample_test search_field_scope_test search_query_limits_test
-  search_match_split_test search_search_service_test
+  search_match_split_test search_search_service_test search_main_test
   http_gateway_test
   crawler_link_header_test crawler_github_parse_test crawler_forge_parse_test
   crawler_conformance_test crawler_hostile_tracker_test crawler_repo_crawler_test
   crawler_deep_page_test crawler_rate_budget_test crawler_token_pool_test
-  crawler_issue_store_test crawler_raw_pages_test
+  crawler_issue_store_test crawler_raw_pages_test crawler_issue_store_recovery_test
+  crawler_curl_transport_test crawler_fault_crawl_test crawler_forge_crawler_test
+  crawler_store_service_test crawler_worker_test
+  coordinator_assignment_test coordinator_catalog_config_test coordinator_coordinator_core_test
+  coordinator_coordinator_service_test coordinator_failover_test coordinator_home_grace_test
+  coordinator_membership_test coordinator_rebalance_test coordinator_reopen_test
+  coordinator_schedule_test coordinator_security_test coordinator_status_metrics_test
+  coordinator_validation_test
   indexer_taxonomy_test indexer_term_automaton_test indexer_tagging_test
   indexer_classifier_test indexer_utf8_cuts_test indexer_change_log_test
+  indexer_index_writer_test indexer_sharded_index_writer_test indexer_feed_follower_test
+  indexer_indexer_daemon_test indexer_reindex_command_test indexer_study_test
+  indexer_study_stats_test
+  simulator_faults_test simulator_generator_test simulator_gitee_api_test
+  simulator_gitlab_api_test simulator_http_api_test simulator_listing_test simulator_loader_test
+  simulator_mutation_test
+)
+# The e2e tests start the daemons of the same tree (ASan+UBSan builds of issuescope,
+# issuescope-coordinator, -crawler, -indexer, -search and the simulator) as real processes;
+# their reports go to files (log_path), which fail the test that started them.
+E2E=(
+  cli_e2e_test standard_services_e2e_test study_e2e_test control_plane_e2e_test cluster_e2e_test
 )
 
 jobs=2
@@ -33,13 +53,13 @@ targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --jobs) jobs="$2"; shift 2 ;;
-    --list) printf '%s\n' "${TESTS[@]}"; exit 0 ;;
+    --list) printf '%s\n' "${TESTS[@]}" "${E2E[@]}"; exit 0 ;;
     -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     -*) echo "run_asan: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=("${TESTS[@]}")
+[ ${#targets[@]} -gt 0 ] || targets=("${TESTS[@]}" "${E2E[@]}")
 
 # shellcheck source=../sanitizers/sanitize_tree.sh
 source tests/sanitizers/sanitize_tree.sh run_asan
@@ -53,10 +73,20 @@ failed=()
 for t in "${targets[@]}"; do
   exe="$build/bin/$t"
   log="$build/asan-logs/$t.log"
+  reports="$build/asan-logs/$t.reports"
+  rm -rf "$reports" && mkdir -p "$reports"
   start=$(date +%s)
-  if "$exe" --gtest_brief=1 >"$log" 2>&1; then status=ok; else status=FAILED; failed+=("$t"); fi
+  # Every process the test starts writes its sanitizer reports to $reports/<tool>.<pid>.
+  if ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$reports/asan" \
+     UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=$reports/ubsan" \
+     "$exe" --gtest_brief=1 >"$log" 2>&1; then status=ok; else status=FAILED; fi
+  if [ -n "$(ls -A "$reports")" ]; then status=REPORT; fi
+  [ "$status" = ok ] || failed+=("$t")
   printf 'run_asan: %-32s %-6s %4ss\n' "$t" "$status" "$(( $(date +%s) - start ))"
-  if [ "$status" = FAILED ]; then tail -n 80 "$log" >&2; fi
+  if [ "$status" != ok ]; then
+    tail -n 80 "$log" >&2
+    for r in "$reports"/*; do [ -f "$r" ] && { echo "--- $r" >&2; head -n 60 "$r" >&2; }; done
+  fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "run_asan: failed: ${failed[*]} (logs in $build/asan-logs/)" >&2
