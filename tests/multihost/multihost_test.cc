@@ -239,6 +239,21 @@ TEST_F(MultiHostTest, LostWorkerHostIsReplaced) {
   FinishAndCheck();
 }
 
+// The control host cut off from every other host for longer than the workers' timeout: the
+// coordinator declares them dead and the workers cannot report; once it is back they register
+// again, the crawls finish, and nothing is lost or indexed twice.
+TEST_F(MultiHostTest, CoordinatorHostCutOffAndBack) {
+  StartCluster({"--repos=4", "--issues-per-repo=1500", "--comments-per-issue=2", "--seed=29"});
+  ASSERT_TRUE(cluster_->AddSimulatorRepositories().ok());
+  ASSERT_FALSE(WaitUntilCrawling(cluster_->worker_id(1)).empty()) << "worker-1 never crawled";
+  ASSERT_TRUE(lab_->Isolate("control").ok());
+  absl::SleepFor(absl::Seconds(5));  // past worker_timeout (1.5 s) and lease_ttl (3 s)
+  ASSERT_TRUE(lab_->Rejoin("control").ok());
+  FinishAndCheck();
+  const std::string log = ReadFile(work_ + "/logs/coordinator.log");
+  EXPECT_TRUE(absl::StrContains(log, "dead")) << "the coordinator never noticed the silence";
+}
+
 // Delay and loss on every worker's link, where the kernel has netem.
 TEST_F(MultiHostTest, SlowLossyWorkerLinks) {
   absl::Status netem = lab_->Netem("worker0", "delay 20ms 5ms loss 1%");
