@@ -96,10 +96,22 @@ class Classifier {
   Classifier(const taxonomy::Taxonomy* taxonomy, const LinearModel* model,
              ClassifierOptions options = {});
 
-  // Classify tags one issue.
+  // Classify tags one issue: the kind, then the themes and sub-themes of that kind, then llm,
+  // each step from the same signals (cues, labels, model probabilities).
   Classification Classify(const IssueText& issue) const;
 
  private:
+  struct Signals;
+  // DecideKind sets out->kind, kind_scores and their evidence.
+  void DecideKind(const Signals& signals, Classification* out) const;
+  // StrongSymptomVote adds the strong-symptom vote for the defect kind (no kind head only).
+  void StrongSymptomVote(const Signals& signals, std::map<std::string, double>* kind_score,
+                         Classification* out) const;
+  // DecideThemes sets out->theme, secondary_themes, subtheme(s) within out->kind.
+  void DecideThemes(const Signals& signals, Classification* out) const;
+  // DecideLlm sets out->llm from cues, the repository, labels and the llm head.
+  void DecideLlm(const Signals& signals, const IssueText& issue, Classification* out) const;
+
   const taxonomy::Taxonomy* taxonomy_;
   const LinearModel* model_;
   ClassifierOptions options_;
