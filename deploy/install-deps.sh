@@ -14,6 +14,8 @@ PACKAGES=(
   time sqlite3 libsqlite3-dev xapian-omega chromium chromium-driver python3-grpcio python3-grpc-tools python3-protobuf
   # The relevance benchmark (tests/relevance): Xapian's stock BM25 as a peer.
   python3-xapian
+  # The multi-host tests (network namespaces, tc) and the manifest check (deploy/k8s).
+  iproute2 python3-yaml
   # libFuzzer targets and sanitizer runtimes (tests/fuzz; libclang-rt is only a recommendation
   # of clang, which --no-install-recommends skips).
   clang libclang-rt-14-dev
