@@ -18,7 +18,6 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
-#include "common/env_token.h"
 #include "common/grpc_server.h"
 #include "common/clock.h"
 #include "common/logging.h"
@@ -26,6 +25,7 @@
 #include "common/tls.h"
 #include "coordinator/catalog_config.h"
 #include "coordinator/coordinator_core.h"
+#include "coordinator/coordinator_flags.h"
 #include "coordinator/coordinator_service.h"
 #include "coordinator/metrics.h"
 #include "coordinator/security.h"
@@ -37,7 +37,6 @@ using coordinator::CatalogConfig;
 using coordinator::CoordinatorCore;
 using coordinator::CoordinatorOptions;
 using coordinator::CoordinatorService;
-using coordinator::LoadCatalogConfig;
 using coordinator::MetricsServer;
 
 constexpr int kExitError = 2;
@@ -46,29 +45,6 @@ int Fail(const std::string& message) {
   std::cerr << "issuescope-coordinator: error: " << message << std::endl;
   return kExitError;
 }
-
-struct Flags {
-  std::string listen = "127.0.0.1:50050";
-  std::string port_file;
-  std::string data;
-  std::string config;
-  int64_t lease_ttl_ms = 0;
-  int64_t heartbeat_ms = 0;
-  int64_t worker_timeout_ms = 0;
-  int64_t home_grace_ms = -1;
-  int64_t drain_feed_timeout_ms = 0;
-  int64_t account_reserve = -1;
-  std::string admin_token_env;
-  std::string cluster_token_env;
-  bool insecure_admin = false;
-  bool insecure_cluster = false;
-  std::string tls_cert;
-  std::string tls_key;
-  std::string tls_client_ca;
-  std::string metrics_listen;
-  std::string metrics_port_file;
-  std::string log_level = "info";
-};
 
 // Ticker calls CoordinatorCore::Tick every `period` until stopped.
 class Ticker {
@@ -100,52 +76,13 @@ class Ticker {
   std::thread thread_;
 };
 
-int Run(const Flags& flags) {
-  CoordinatorOptions options;
-  CatalogConfig config;
-  if (!flags.config.empty()) {
-    auto loaded = LoadCatalogConfig(flags.config);
-    if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
-    config = std::move(*loaded);
-    config.ApplyTo(&options);
-  }
-  if (flags.lease_ttl_ms > 0) options.lease_ttl = absl::Milliseconds(flags.lease_ttl_ms);
-  if (flags.heartbeat_ms > 0) options.heartbeat_interval = absl::Milliseconds(flags.heartbeat_ms);
-  if (flags.worker_timeout_ms > 0) {
-    options.worker_timeout = absl::Milliseconds(flags.worker_timeout_ms);
-  }
-  if (flags.home_grace_ms >= 0) options.home_grace = absl::Milliseconds(flags.home_grace_ms);
-  if (flags.drain_feed_timeout_ms > 0) {
-    options.drain_feed_timeout = absl::Milliseconds(flags.drain_feed_timeout_ms);
-  }
-  if (flags.account_reserve >= 0) options.account_reserve = flags.account_reserve;
-  coordinator::AccessOptions access;
-  access.insecure_admin = flags.insecure_admin;
-  for (auto [var, flag, token] : {std::make_tuple(&flags.admin_token_env, "--admin-token-env",
-                                                   &access.admin_token),
-                                   std::make_tuple(&flags.cluster_token_env,
-                                                   "--cluster-token-env", &access.cluster_token)}) {
-    auto read = TokenFromEnvironment(*var, flag);
-    if (!read.ok()) return Fail(std::string(read.status().message()));
-    *token = std::move(*read);
-  }
-  if (!access.admin_token.empty() && access.admin_token == access.cluster_token) {
-    return Fail("--admin-token-env and --cluster-token-env must hold different tokens: every "
-                "worker holds the cluster token");
-  }
-  if (access.cluster_token.empty() && !flags.insecure_cluster &&
-      !coordinator::IsLoopbackListenAddress(flags.listen)) {
-    return Fail(absl::StrCat(
-        "--listen ", flags.listen, " reaches beyond this host, and no --cluster-token-env is "
-        "set: anyone who reaches the port could register a worker (and choose what the index "
-        "reads) or take its leases. Set --cluster-token-env VAR here and on the workers and the "
-        "indexer, or pass --insecure-cluster on a trusted network"));
-  }
-  ServerTlsFiles tls;
-  tls.cert = flags.tls_cert;
-  tls.key = flags.tls_key;
-  tls.client_ca = flags.tls_client_ca;
-  access.bind_worker_ids = !tls.client_ca.empty();
+int Run(const coordinator::CoordinatorFlags& flags) {
+  absl::StatusOr<coordinator::CoordinatorSetup> setup = flags.Build();
+  if (!setup.ok()) return Fail(std::string(setup.status().message()));
+  const CoordinatorOptions& options = setup->options;
+  const CatalogConfig& config = setup->config;
+  const coordinator::AccessOptions& access = setup->access;
+  const ServerTlsFiles& tls = setup->tls;
   auto credentials = ServerCredentialsFor(tls);
   if (!credentials.ok()) return Fail(std::string(credentials.status().message()));
 
@@ -231,61 +168,9 @@ int Run(const Flags& flags) {
 }  // namespace issuescope
 
 int main(int argc, char** argv) {
-  issuescope::Flags flags;
+  issuescope::coordinator::CoordinatorFlags flags;
   CLI::App app{"issuescope coordinator: catalog, workers, leases and cursors"};
-  app.add_option("--listen", flags.listen, "host:port to serve gRPC on (port 0 picks a free one)")
-      ->capture_default_str();
-  app.add_option("--port-file", flags.port_file, "file to write the bound port to");
-  app.add_option("--data", flags.data, "directory of the coordinator's RocksDB state")->required();
-  app.add_option("--config", flags.config, "catalog config (TOML); its repositories are added")
-      ->check(CLI::ExistingFile);
-  app.add_option("--lease-ttl-ms", flags.lease_ttl_ms, "lease TTL (overrides the config)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--heartbeat-ms", flags.heartbeat_ms, "heartbeat interval (overrides the config)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--worker-timeout-ms", flags.worker_timeout_ms,
-                 "silence after which a worker is dead (overrides the config)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--home-grace-ms", flags.home_grace_ms,
-                 "how long a dead worker's repositories wait for it before moving to another "
-                 "worker (a move costs a full crawl); 0: none (overrides the config; default "
-                 "3 x the worker timeout)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--drain-feed-timeout-ms", flags.drain_feed_timeout_ms,
-                 "how long a drained worker waits for the indexers to read its store's feed "
-                 "before its repositories are crawled again elsewhere (default 600000)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--account-reserve", flags.account_reserve,
-                 "requests of an account's shared budget kept per running crawl (overrides the "
-                 "config)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--admin-token-env", flags.admin_token_env,
-                 "environment variable holding the admin token; admin calls need "
-                 "'authorization: Bearer <token>' (without a token they are refused)");
-  app.add_flag("--insecure-admin", flags.insecure_admin,
-               "accept admin calls without a token when no --admin-token-env is set (a trusted "
-               "network only)");
-  app.add_option("--cluster-token-env", flags.cluster_token_env,
-                 "environment variable holding the cluster token the workers and the indexer "
-                 "send; their calls and GetStatus then need it (or the admin token)");
-  app.add_flag("--insecure-cluster", flags.insecure_cluster,
-               "listen beyond loopback without a cluster token (a trusted network only)");
-  app.add_option("--tls-cert", flags.tls_cert, "PEM certificate chain: serve gRPC over TLS")
-      ->check(CLI::ExistingFile);
-  app.add_option("--tls-key", flags.tls_key, "PEM private key of --tls-cert")
-      ->check(CLI::ExistingFile);
-  app.add_option("--tls-client-ca", flags.tls_client_ca,
-                 "PEM CA: accept only clients presenting a certificate it signed (gRPC and "
-                 "metrics), and a worker's calls only when its certificate names its --id")
-      ->check(CLI::ExistingFile);
-  app.add_option("--metrics-listen", flags.metrics_listen,
-                 "HOST:PORT to serve Prometheus metrics on (GET /metrics; HTTPS with "
-                 "--tls-cert/--tls-key when given); port 0 picks one");
-  app.add_option("--metrics-port-file", flags.metrics_port_file,
-                 "file to write the bound metrics port to");
-  app.add_option("--log-level", flags.log_level, "trace, debug, info, warn, error, off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
-      ->capture_default_str();
+  flags.Register(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
