@@ -6,26 +6,17 @@
 #include <filesystem>
 #include <fstream>
 
-#include "CLI/CLI.hpp"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/parse_flags.h"
 
 namespace issuescope::coordinator {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::string Parse(std::vector<std::string> args, CoordinatorFlags* flags) {
-  CLI::App app{"test"};
-  flags->Register(&app);
-  std::vector<const char*> argv = {"issuescope-coordinator"};
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::ParseError& e) {
-    return e.what();
-  }
-  return "";
+std::string Parse(const std::vector<std::string>& args, CoordinatorFlags* flags) {
+  return testing::ParseFlags(args, flags);
 }
 
 std::string WriteConfig(const std::string& text) {

@@ -4,27 +4,17 @@
 
 #include <cstdlib>
 
-#include "CLI/CLI.hpp"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/parse_flags.h"
 
 namespace issuescope::crawler {
 namespace {
 
 using ::testing::HasSubstr;
 
-// Parse parses `args` (after the program name) into `flags`; returns the CLI11 error or "".
-std::string Parse(std::vector<std::string> args, WorkerFlags* flags) {
-  CLI::App app{"test"};
-  flags->Register(&app);
-  std::vector<const char*> argv = {"issuescope-crawler"};
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::ParseError& e) {
-    return e.what();
-  }
-  return "";
+std::string Parse(const std::vector<std::string>& args, WorkerFlags* flags) {
+  return testing::ParseFlags(args, flags);
 }
 
 const std::vector<std::string> kRequired = {"--data=/tmp/x", "--coordinator=127.0.0.1:1"};

@@ -247,7 +247,12 @@ TEST_F(MultiHostTest, CoordinatorHostCutOffAndBack) {
   ASSERT_TRUE(cluster_->AddSimulatorRepositories().ok());
   ASSERT_FALSE(WaitUntilCrawling(cluster_->worker_id(1)).empty()) << "worker-1 never crawled";
   ASSERT_TRUE(lab_->Isolate("control").ok());
-  absl::SleepFor(absl::Seconds(5));  // past worker_timeout (1.5 s) and lease_ttl (3 s)
+  // Cut off until the coordinator has declared its silent workers dead (past worker_timeout).
+  const std::string coordinator_log = work_ + "/logs/coordinator.log";
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (!absl::StrContains(ReadFile(coordinator_log), "dead") && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
   ASSERT_TRUE(lab_->Rejoin("control").ok());
   FinishAndCheck();
   const std::string log = ReadFile(work_ + "/logs/coordinator.log");

@@ -2,26 +2,17 @@
 // and gives the HTTP listener the gRPC certificate and client CA.
 #include "search/search_flags.h"
 
-#include "CLI/CLI.hpp"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/parse_flags.h"
 
 namespace issuescope::search {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::string Parse(std::vector<std::string> args, SearchFlags* flags) {
-  CLI::App app{"test"};
-  flags->Register(&app);
-  std::vector<const char*> argv = {"issuescope-search"};
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::ParseError& e) {
-    return e.what();
-  }
-  return "";
+std::string Parse(const std::vector<std::string>& args, SearchFlags* flags) {
+  return testing::ParseFlags(args, flags);
 }
 
 TEST(SearchFlagsTest, DefaultsAndSearcherOptions) {
