@@ -17,6 +17,7 @@
 #include "common/status_macros.h"
 #include "search/docid_sample.h"
 #include "search/match_split.h"
+#include "search/proximity.h"
 #include "search/ranking_weight.h"
 #include "search/snippet.h"
 
@@ -142,9 +143,11 @@ std::vector<std::string> MonthBuckets(const Xapian::Database& db, const std::str
 }  // namespace
 
 // Explain fills hit->explain: the weight of each of `parts` in the hit's document.
+// `proximity` is the bonus of the proximity re-ranking (search/proximity.h), a part of its own
+// over `proximity_terms` when positive.
 void Explain(const Xapian::Database& db,
-             const std::vector<std::pair<std::string, Xapian::Query>>& parts,
-             v1::SearchHit* hit) {
+             const std::vector<std::pair<std::string, Xapian::Query>>& parts, double proximity,
+             const std::vector<std::string>& proximity_terms, v1::SearchHit* hit) {
   // The document's unique term restricts each part to it; the part's weight there is its
   // share of the score (Xapian adds the weights of OR'ed, AND'ed and AND_MAYBE'd parts).
   const std::string id_term = index::IdTerm(hit->repo_slug(), hit->number());
@@ -162,6 +165,13 @@ void Explain(const Xapian::Database& db,
          t != query.get_unique_terms_end(); ++t) {
       part.add_terms(*t);
     }
+    out.push_back(std::move(part));
+  }
+  if (proximity > 0) {
+    v1::ScorePart part;
+    part.set_part("proximity");
+    part.set_weight(proximity);
+    for (const std::string& t : proximity_terms) part.add_terms(t);
     out.push_back(std::move(part));
   }
   std::sort(out.begin(), out.end(),
@@ -239,6 +249,8 @@ struct Candidate {
   const Xapian::MSet* mset;
   Xapian::MSetIterator it;
   size_t part = 0;  // the part of the split whose handle and thread it belongs to
+  // The weight, with the proximity bonus once re-ranked (else the match's weight).
+  double weight = it.get_weight();
 };
 
 // Before says whether `a` comes before `b` in Xapian's order of a ranked match: the sort key
@@ -455,7 +467,7 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
           need -= std::min<Xapian::doccount>(need, month.size());
           const Xapian::MSet& held = kept[i].emplace_back(std::move(month));
           for (Xapian::MSetIterator it = held.begin(); it != held.end(); ++it) {
-            found[i].push_back({&held, it, i});
+            found[i].push_back({&held, it, i, it.get_weight()});
           }
           if (need == 0) break;
         }
@@ -477,6 +489,14 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
   // index is not split: its pass is a walk along long posting lists, and the shard filter
   // costs more per posting than the split saves (measured: docs/BENCHMARKS.md).
   Xapian::doccount lower = 0, upper = 0, estimated = 0;
+  // A ranked query of several words re-ranks its best kProximityWindow matches by proximity
+  // (search/proximity.h): a page that reaches into them ranks them all, the pass returning the
+  // window from its start; pages past it are unchanged (the window holds the same matches).
+  const bool rerank = !walked && !by_value && parsed.has_text &&
+                      !parsed.proximity_terms.empty() && first < kProximityWindow;
+  const Xapian::doccount rank_first = rerank ? 0 : first;
+  const Xapian::doccount rank_want =
+      rerank ? std::max<Xapian::doccount>(kProximityWindow, first + want) : want;
   if (!walked) {
     const bool disjunction = !by_value && IsDisjunctionOfTerms(query);
     const size_t parts =
@@ -493,7 +513,7 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
         if (!run.empty() && !run[i]) return;
         if (parts == 1) {
           if (spy_here) enquire.add_matchspy(options.spies[0]);
-          msets[0] = enquire.get_mset(first, want, checks[0]);
+          msets[0] = enquire.get_mset(rank_first, rank_want, checks[0]);
           return;
         }
         Xapian::Enquire part_enquire(split.db(i));
@@ -501,7 +521,7 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
         configure(part_enquire, split.Restrict(i, i == 0 ? query : part_query(i)),
                   part_keymaker);
         if (spy_here) part_enquire.add_matchspy(options.spies[i]);
-        msets[i] = part_enquire.get_mset(0, first + want, checks[i]);
+        msets[i] = part_enquire.get_mset(0, rank_first + rank_want, checks[i]);
       };
       if (parts == 1) {
         body(0);
@@ -542,10 +562,27 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
     for (size_t i = 0; i < parts; ++i) {
       const Xapian::MSet& held = kept[i].emplace_back(std::move(msets[i]));
       for (Xapian::MSetIterator it = held.begin(); it != held.end(); ++it) {
-        found[i].push_back({&held, it, i});
+        found[i].push_back({&held, it, i, it.get_weight()});
       }
     }
-    candidates = parts == 1 ? std::move(found[0]) : Merge(found, first, want, by_value);
+    candidates =
+        parts == 1 ? std::move(found[0]) : Merge(found, rank_first, rank_want, by_value);
+  }
+  if (rerank) {
+    // Each window match's bonus from its own part's handle (one part at a time: the parts'
+    // threads are idle now), then the window in the new order (ties: the pass's order, which
+    // breaks equal weights by document id), then the page's start.
+    const size_t window = std::min<size_t>(candidates.size(), kProximityWindow);
+    for (size_t k = 0; k < window; ++k) {
+      Candidate& c = candidates[k];
+      c.weight = ProximityWeighted(
+          c.weight, PairProximity(split.db(c.part), *c.it, parts[c.part].proximity_terms));
+    }
+    std::stable_sort(candidates.begin(), candidates.begin() + static_cast<ptrdiff_t>(window),
+                     [](const Candidate& a, const Candidate& b) { return a.weight > b.weight; });
+    candidates.erase(candidates.begin(),
+                     candidates.begin() + static_cast<ptrdiff_t>(
+                                              std::min<size_t>(first, candidates.size())));
   }
 
   Page page;
@@ -590,12 +627,14 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
     }
     v1::SearchHit& hit = hits[k].hit;
     FillHit(*iwc, &hit);
-    hit.set_score(parsed.has_text ? candidate.it.get_weight() : 0.0);
+    hit.set_score(parsed.has_text ? candidate.weight : 0.0);
     if (options.snippets) {
       hit.set_snippet(MakeSnippet(snippet_terms, parsed.has_text, *iwc, options.snippet_bytes));
     }
     if (options.explain && parsed.has_text) {
-      Explain(split.db(candidate.part), parts[candidate.part].explain_parts, &hit);
+      Explain(split.db(candidate.part), parts[candidate.part].explain_parts,
+              candidate.weight - candidate.it.get_weight(), parts[candidate.part].proximity_terms,
+              &hit);
     }
     if (by_value) {
       hits[k].sort_value = doc.get_value(slot);

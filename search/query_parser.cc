@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "common/index_text.h"
+#include "search/proximity.h"
 #include "search/query_lexer.h"
 
 namespace issuescope::search {
@@ -69,6 +70,7 @@ class Parser {
         }
       }
     }
+    if (parsed.has_text && !sort_) parsed.proximity_terms = ProximityTerms(bonus_words_);
     parsed.explain_parts = std::move(explain_parts_);
     return parsed;
   }

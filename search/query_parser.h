@@ -59,6 +59,10 @@ struct ParsedQuery {
   // atom's query and each part of the title bonus. SearchRequest.explain weighs each against
   // the hit. Only with ParseOptions::explain.
   std::vector<std::pair<std::string, Xapian::Query>> explain_parts;
+  // The positional terms of the unquoted words, in order, when the query is ranked by
+  // relevance and has two or more (search/proximity.h): FetchPage re-ranks the best matches
+  // by how close together they hold them. Empty otherwise.
+  std::vector<std::string> proximity_terms;
 };
 
 // ParseOptions change how a query is read.

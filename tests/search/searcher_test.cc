@@ -496,6 +496,99 @@ TEST(SearcherRankingTest, RelaxesWhenNoIssueHasEveryWord) {
   EXPECT_EQ(none.total(), 0);
 }
 
+// Proximity (search/proximity.h): of issues with every word of a multi-word query, those that
+// hold the words next to each other, in order, rank above those that hold them apart, even
+// when BM25 alone puts the others first; the bonus shows in explain; pages of any size return
+// each hit once, in the one order, inside the re-ranked window and past it.
+TEST(SearcherRankingTest, ProximityRanksAdjacentWordsFirst) {
+  Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
+  auto add = [&](int64_t number, const std::string& title, const std::string& body) {
+    testing::IssueSpec spec{v1::TRACKER_GITHUB, "o", "r", number, title, body, {},
+                            v1::ISSUE_STATE_OPEN, false, "alice", {},
+                            "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", 0, {}};
+    v1::IssueWithComments iwc = MakeIssue(spec);
+    db.replace_document(index::IdTerm(RepoSlug(iwc.issue().repo()), number),
+                        index::BuildDocument(iwc));
+  };
+  // Apart: more occurrences of both words, so BM25 alone ranks it first.
+  add(1, "server stalls",
+      "the kv store is slow and later on the whole cache fills up again today. kv restarts "
+      "do not help.");
+  add(2, "server stalls", "the kv cache fills");
+  // Near (three positions) and far (six): the same words, the same BM25 weight (short
+  // issues), the far one indexed first so that it wins ties.
+  add(3, "server stalls", "kv blocks up all of the cache");
+  add(4, "server stalls", "kv blocks the cache");
+  db.commit();
+  std::unique_ptr<Searcher> searcher = Searcher::ForDatabase(db);
+
+  // Without the bonus (one word at a time) issue 1 weighs most.
+  const v1::SearchResponse kv = MustSearch(*searcher, "kv");
+  ASSERT_EQ(kv.hits_size(), 4);
+  EXPECT_EQ(kv.hits(0).number(), 1);
+
+  v1::SearchRequest request;
+  request.set_query("kv cache");
+  request.set_explain(true);
+  absl::StatusOr<v1::SearchResponse> ranked = searcher->Search(request);
+  ASSERT_TRUE(ranked.ok()) << ranked.status();
+  ASSERT_EQ(ranked->hits_size(), 4);
+  EXPECT_EQ(ranked->hits(0).number(), 2);
+  const std::vector<int64_t> order = Numbers(*ranked);
+  const auto rank = [&](int64_t n) { return std::find(order.begin(), order.end(), n) - order.begin(); };
+  EXPECT_LT(rank(4), rank(3));  // near before far
+  // The bonus is a part of the score; the parts still add up.
+  const v1::SearchHit& top = ranked->hits(0);
+  double sum = 0, proximity = 0;
+  for (const v1::ScorePart& part : top.explain()) {
+    sum += part.weight();
+    if (part.part() == "proximity") {
+      proximity = part.weight();
+      EXPECT_THAT(part.terms(), ::testing::ElementsAre("kv", "cache"));
+    }
+  }
+  EXPECT_GT(proximity, 0);
+  EXPECT_NEAR(sum, top.score(), 1e-6 * top.score());
+  // The words far apart earn nothing.
+  for (const v1::ScorePart& part : FindHit(*ranked, 3)->explain()) {
+    EXPECT_NE(part.part(), "proximity");
+  }
+  // In the other order the adjacent words are only near: less bonus, still above far.
+  const v1::SearchResponse reversed = MustSearch(*searcher, "cache kv");
+  ASSERT_EQ(reversed.hits_size(), 4);
+  EXPECT_LT(FindHit(reversed, 2)->score(), top.score());
+  EXPECT_GT(FindHit(reversed, 2)->score(), FindHit(reversed, 3)->score());
+  // Sorted by time: no re-ranking (and no score change).
+  EXPECT_EQ(Numbers(MustSearch(*searcher, "kv cache sort:created-asc")),
+            std::vector<int64_t>({1, 2, 3, 4}));
+
+  // Many matches: pages of any size, within the window and past it, return every match once
+  // and in the order of one large page.
+  std::string filler;
+  for (int i = 0; i < 30; ++i) filler += " lorem ipsum";
+  for (int n = 10; n < 140; ++n) {
+    add(n, "issue " + std::to_string(n),
+        n % 3 == 0 ? "the kv cache" + filler : "kv" + filler.substr(0, 6 * (n % 7)) + " cache");
+  }
+  db.commit();
+  searcher = Searcher::ForDatabase(db);
+  const v1::SearchResponse all = MustSearch(*searcher, "kv cache", 1000);
+  ASSERT_EQ(all.hits_size(), 134);
+  for (int i = 1; i < all.hits_size(); ++i) {
+    if (i < 50) EXPECT_GE(all.hits(i - 1).score(), all.hits(i).score()) << i;
+  }
+  for (int size : {1, 7, 20, 49, 50, 51}) {
+    std::vector<int64_t> paged;
+    std::string token;
+    do {
+      const v1::SearchResponse page = MustSearch(*searcher, "kv cache", size, token);
+      for (const v1::SearchHit& hit : page.hits()) paged.push_back(hit.number());
+      token = page.next_page_token();
+    } while (!token.empty());
+    EXPECT_EQ(paged, Numbers(all)) << "page size " << size;
+  }
+}
+
 TEST(SearcherStatusTest, InMemoryIndexCannotListFeeds) {
   Xapian::WritableDatabase db = FixtureDatabase();
   db.set_metadata("feed:worker-1", "1");
