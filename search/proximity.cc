@@ -76,7 +76,18 @@ double PairProximity(const Xapian::Database& db, Xapian::docid did,
   for (size_t i = 0; i + 1 < terms.size(); ++i) {
     credit += PairCredit(positions[terms[i]], positions[terms[i + 1]]);
   }
-  return credit / static_cast<double>(terms.size() - 1);
+  const double pairs = credit / static_cast<double>(terms.size() - 1);
+  if (pairs < 1.0) return pairs;
+  // Every pair adjacent: is the whole query one phrase somewhere?
+  for (const Xapian::termpos start : positions[terms[0]]) {
+    bool all = true;
+    for (size_t i = 1; i < terms.size() && all; ++i) {
+      const std::vector<Xapian::termpos>& p = positions[terms[i]];
+      all = std::binary_search(p.begin(), p.end(), start + static_cast<Xapian::termpos>(i));
+    }
+    if (all) return 1.0 + kPhraseCredit;
+  }
+  return pairs;
 }
 
 }  // namespace issuescope::search

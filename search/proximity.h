@@ -30,6 +30,8 @@ inline constexpr double kProximityWeight = 0.5;
 // earns this much of a pair's credit.
 inline constexpr unsigned kNearDistance = 3;
 inline constexpr double kNearCredit = 0.5;
+// kPhraseCredit is added to f when the whole query occurs as one phrase.
+inline constexpr double kPhraseCredit = 1.0;
 // kMaxPositionsRead bounds the positions read per term and document (a word repeated
 // thousands of times in a pasted log).
 inline constexpr size_t kMaxPositionsRead = 4096;
