@@ -954,6 +954,10 @@ def main(argv):
                     "merely not all stop words (any)")
     ap.add_argument("--client", choices=["auto", "grpc", "cli"], default="auto",
                     help="how issuescope is queried (auto: gRPC when stubs are available)")
+    ap.add_argument("--min-ratio", type=float, default=0.0,
+                    help="fail (exit 1) when issuescope's MRR@10 on a set of at least "
+                    "--min-ratio-queries queries is below X times the best peer's (0: never)")
+    ap.add_argument("--min-ratio-queries", type=int, default=20)
     args = ap.parse_args(argv)
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     WINDOW_RULE[0] = args.windows
@@ -1083,6 +1087,21 @@ def main(argv):
             json.dump(out, f, indent=1, ensure_ascii=False)
     if args.failures:
         write_failures(args.failures, sets, per_set, docs_by_ref)
+    if args.min_ratio > 0:
+        below = []
+        for s in sets:
+            if len(per_set[s]) < args.min_ratio_queries:
+                continue
+            ours = metrics[s]["issuescope"]["mrr10"]
+            best = max(metrics[s][n]["mrr10"] for n in SYSTEMS if n != "issuescope")
+            if ours < args.min_ratio * best:
+                below.append(f"{s}: issuescope MRR@10 {ours:.3f} < {args.min_ratio} x best "
+                             f"peer {best:.3f}")
+        if below:
+            log("relevance below the required ratio: " + "; ".join(below))
+            return 1
+        log(f"every set of {args.min_ratio_queries}+ queries at least {args.min_ratio}x the "
+            "best peer's MRR@10")
     return 0
 
 
