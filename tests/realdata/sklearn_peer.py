@@ -11,6 +11,12 @@ log and <details> blocks; the title weighted 1 or 2. It prints each configuratio
 kind accuracy beside issuescope's model trained and scored on the same split with the shipped
 options (indexer/taxonomies/model-options.sh), so the two are side by side in one run.
 
+Then NLBSE'24 (bug / feature / question): TF-IDF (title and body words and bigrams, character
+2-5-grams of the title and the body's start) with logistic regression or a linear SVM, the
+configuration chosen on a stratified 20 % validation part of the training split, retrained on
+the whole split and scored once on the test split (macro-F1), as docs/TAXONOMY.md does for
+issuescope.
+
 Needs Debian's python3-sklearn (not installed by deploy/install-deps.sh: `apt-get install
 python3-sklearn`) and ../shared/data; says so and exits 0 without them. About a minute.
 """
@@ -116,7 +122,57 @@ def main(argv):
                 theme, kind = accuracy(list(clf.predict(t)))
                 print(f"| scikit-learn TF-IDF, {body_name}, title x{weight:g}, {name} | "
                       f"{theme:.3f} | {kind:.3f} |", flush=True)
+    nlbse(shared_issues.find_shared())
     return 0
+
+
+def nlbse(data):
+    import csv
+    from scipy.sparse import hstack
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import f1_score
+    from sklearn.model_selection import train_test_split
+    from sklearn.svm import LinearSVC
+    csv.field_size_limit(10**9)
+    d = os.path.join(data, "labeled", "nlbse24-issue-classification", "data")
+    train = list(csv.DictReader(open(os.path.join(d, "issues_train.csv"), encoding="utf-8")))
+    test = list(csv.DictReader(open(os.path.join(d, "issues_test.csv"), encoding="utf-8")))
+    y, yt = [r["label"] for r in train], [r["label"] for r in test]
+
+    def feats(fit, apply):
+        title = lambda r: r["title"]
+        body = lambda r: (r["body"] or "")[:4000]
+        start = lambda r: r["title"] + " " + (r["body"] or "")[:500]
+        vs = [(TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True), title),
+              (TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2), body),
+              (TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True,
+                               min_df=2), start)]
+        x = hstack([v.fit_transform([f(r) for r in fit]) for v, f in vs]).tocsr()
+        t = hstack([v.transform([f(r) for r in apply]) for v, f in vs]).tocsr()
+        return x, t
+
+    fit_idx, val_idx = train_test_split(list(range(len(train))), test_size=0.2, random_state=1,
+                                        stratify=y)
+    x, v = feats([train[i] for i in fit_idx], [train[i] for i in val_idx])
+    best = None
+    print(f"\nNLBSE'24: train {len(train)}, test {len(test)}\n")
+    print("| scikit-learn configuration | validation macro-F1 |\n|---|---:|")
+    for name, make in (("logistic regression C=1", lambda: LogisticRegression(C=1, max_iter=3000)),
+                       ("logistic regression C=10", lambda: LogisticRegression(C=10, max_iter=3000)),
+                       ("linear SVM C=0.1", lambda: LinearSVC(C=0.1)),
+                       ("linear SVM C=0.5", lambda: LinearSVC(C=0.5))):
+        clf = make()
+        clf.fit(x, [y[i] for i in fit_idx])
+        f1 = f1_score([y[i] for i in val_idx], clf.predict(v), average="macro")
+        print(f"| {name} | {f1:.4f} |", flush=True)
+        if best is None or f1 > best[0]:
+            best = (f1, name, make)
+    x, t = feats(train, test)
+    clf = best[2]()
+    clf.fit(x, y)
+    print(f"\nNLBSE'24 test macro-F1, scikit-learn ({best[1]}, chosen on validation): "
+          f"{f1_score(yt, clf.predict(t), average='macro'):.4f}")
 
 
 if __name__ == "__main__":
