@@ -1,10 +1,5 @@
-// The crawl loop of one lease. Shift repair, in short: offset pagination over a listing sorted by
-// updated_at can skip an item when another item that was already read is updated meanwhile and
-// moves to the end (everything behind it shifts one place forward). Every page remembers the
-// tracker's `Date` and the last updated_at on it. After a pass, the items whose updated_at is at
-// or after the first page's Date (− 1 s) changed while we paged; the first page fetched after
-// the earliest such change marks where skipping could start, so a repair pass re-lists from the
-// last updated_at before that page. Nothing changed → no repair, no extra request.
+// The crawl loop of one lease. Shift repair (re-listing what offset pagination may have
+// skipped while items changed) is planned by crawler/shift_repair.h.
 //
 // Page budget: with max_pages_per_lease, a listing pass stops before its next page once the
 // lease has fetched that many pages. The cursor then moves to where a new listing must start so
@@ -37,6 +32,7 @@
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "crawler/github_parse.h"
+#include "crawler/shift_repair.h"
 #include "crawler/tracker.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -60,69 +56,6 @@ bool IsRetryableTransportError(const absl::Status& s) {
 }
 
 enum class Listing { kIssues, kComments };
-
-// PageMark is what shift repair needs to know about one page.
-struct PageMark {
-  absl::Time date;                          // tracker's Date (or our clock) at the response
-  std::optional<absl::Time> last_updated;   // greatest updated_at on the page
-};
-
-// PassResult is one pass over a listing.
-struct PassResult {
-  bool not_modified = false;
-  std::string first_etag;
-  std::vector<PageMark> pages;
-  std::vector<absl::Time> updated;          // updated_at of every item listed
-  std::optional<absl::Time> max_updated;
-  bool truncated = false;                   // stopped early: the lease's page budget is spent
-};
-
-// RepairPlan says whether and from where a pass must be repaired.
-struct RepairPlan {
-  bool needed = false;
-  std::optional<absl::Time> since;
-};
-
-RepairPlan PlanRepair(const PassResult& pass, const std::optional<absl::Time>& pass_since) {
-  RepairPlan plan;
-  // A listing that fit on one page was served whole: there is no page boundary to skip at.
-  if (pass.pages.size() <= 1) return plan;
-  const absl::Time start = pass.pages.front().date - absl::Seconds(1);
-  std::optional<absl::Time> earliest_change;
-  for (absl::Time t : pass.updated) {
-    if (t >= start && (!earliest_change || t < *earliest_change)) earliest_change = t;
-  }
-  if (!earliest_change) return plan;
-  plan.needed = true;
-  // j: the first page served at or after the change (timestamps have one-second resolution).
-  size_t j = pass.pages.size() - 1;
-  for (size_t i = 0; i < pass.pages.size(); ++i) {
-    if (pass.pages[i].date >= *earliest_change - absl::Seconds(1)) {
-      j = i;
-      break;
-    }
-  }
-  // A change before the first response shifts nothing; within its second, the earliest boundary
-  // that can have been affected is the one after the first page.
-  if (j == 0) j = 1;
-  plan.since = pass_since;
-  for (size_t i = j; i > 0; --i) {
-    if (pass.pages[i - 1].last_updated) {
-      plan.since = pass.pages[i - 1].last_updated;
-      break;
-    }
-  }
-  return plan;
-}
-
-// PartialSince is where the next listing must start after a pass that stopped early: the start
-// a repair would use when items changed while paging, else the greatest updated_at stored.
-std::optional<absl::Time> PartialSince(const PassResult& pass,
-                                       const std::optional<absl::Time>& pass_since) {
-  RepairPlan plan = PlanRepair(pass, pass_since);
-  if (plan.needed) return plan.since;
-  return pass.max_updated ? pass.max_updated : pass_since;
-}
 
 // SameTime compares two protobuf timestamps.
 bool SameTime(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
