@@ -14,8 +14,6 @@
 
 #include <algorithm>
 #include <future>
-#include <mutex>
-#include <random>
 #include <set>
 #include <system_error>
 #include <type_traits>
@@ -32,6 +30,7 @@
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "crawler/github_parse.h"
+#include "crawler/request_loop.h"
 #include "crawler/shift_repair.h"
 #include "crawler/tracker.h"
 #include "google/protobuf/util/json_util.h"
@@ -39,20 +38,12 @@
 namespace issuescope::crawler {
 namespace {
 
-// Longest wait for a rate-limit reset before the crawl gives up (GitHub resets hourly).
-constexpr absl::Duration kMaxRateWait = absl::Hours(2);
-
 // Origin returns "scheme://host[:port]" of an absolute URL ("" when it has none).
 std::string Origin(absl::string_view url) {
   const size_t scheme = url.find("://");
   if (scheme == absl::string_view::npos) return "";
   const size_t path = url.find('/', scheme + 3);
   return absl::AsciiStrToLower(url.substr(0, path));
-}
-
-bool IsRetryableTransportError(const absl::Status& s) {
-  return s.code() == absl::StatusCode::kUnavailable ||
-         s.code() == absl::StatusCode::kDeadlineExceeded;
 }
 
 enum class Listing { kIssues, kComments };
@@ -112,8 +103,7 @@ class RepoCrawler::Run {
       : c_(crawler),
         tracker_(tracker),
         lease_(lease),
-        on_progress_(on_progress),
-        rng_(crawler->options_.jitter_seed) {
+        on_progress_(on_progress) {
     const CrawlerOptions& opt = crawler->options_;
     repo_ = lease.repo();
     const v1::Tracker kind = repo_.tracker();
@@ -123,28 +113,27 @@ class RepoCrawler::Run {
             : api != opt.api_urls.end() ? api->second
                                         : DefaultApiUrl(kind);
     while (!base_.empty() && base_.back() == '/') base_.pop_back();
-    auto token = opt.tokens.find(kind);
-    token_ = token != opt.tokens.end() ? token->second : opt.token;
-    auto budget = opt.budgets.find(kind);
-    budget_ = budget != opt.budgets.end() && budget->second ? budget->second.get()
-                                                            : crawler->budget_.get();
-    auto pool = opt.pools.find(kind);
-    if (pool != opt.pools.end() && pool->second) {
-      pool_ = pool->second;
-      shared_pool_ = true;
-    } else {
-      // One token of this crawl's own; a secondary limit without Retry-After waits max_backoff.
-      TokenPoolOptions pool_options;
-      pool_options.secondary_backoff = opt.max_backoff;
-      pool_options.max_secondary_backoff = opt.max_backoff;
-      pool_options.max_wait = kMaxRateWait;
-      pool_ = std::make_shared<TokenPool>(kind, std::vector<PoolToken>{{"default", token_}},
-                                          crawler->clock_, pool_options);
-    }
     path_owner_ = repo_.owner();
     path_name_ = repo_.name();
     incremental_ = lease.mode() != v1::CRAWL_MODE_FULL;
     if (incremental_) cursor_ = lease.cursor();
+    auto token = opt.tokens.find(kind);
+    auto budget = opt.budgets.find(kind);
+    auto pool = opt.pools.find(kind);
+    RequestLoopOptions loop;
+    loop.max_retries = opt.max_retries;
+    loop.initial_backoff = opt.initial_backoff;
+    loop.max_backoff = opt.max_backoff;
+    loop.jitter_seed = opt.jitter_seed;
+    loop.user_agent = opt.user_agent;
+    loop.request_timeout = opt.request_timeout;
+    loop_ = std::make_unique<RequestLoop>(
+        crawler->transport_, tracker, crawler->clock_, loop,
+        pool != opt.pools.end() ? pool->second : nullptr,
+        token != opt.tokens.end() ? token->second : opt.token,
+        budget != opt.budgets.end() && budget->second ? budget->second.get()
+                                                      : crawler->budget_.get(),
+        slug_, [crawler] { return crawler->cancelled_.load(); });
   }
 
   absl::StatusOr<CrawlProgress> Crawl() {
@@ -167,8 +156,8 @@ class RepoCrawler::Run {
   // Counters are the crawl's counters now, every request counted (also after a failure).
   v1::CrawlCounters Counters() const {
     v1::CrawlCounters c = progress_.counters;
-    c.set_requests(requests_.load());
-    c.set_retries(retries_.load());
+    c.set_requests(loop_->requests());
+    c.set_retries(loop_->retries());
     return c;
   }
 
@@ -183,163 +172,25 @@ class RepoCrawler::Run {
 
   // CheckCancelled is CANCELLED once Cancel was called, or while an abandoned prefetch is
   // being stopped (see Prefetch).
-  absl::Status CheckCancelled() const {
-    if (Stopping()) return absl::CancelledError(absl::StrCat("crawl of ", slug_, " cancelled"));
-    return absl::OkStatus();
-  }
-  bool Stopping() const { return c_->cancelled_.load() || stop_.load(); }
+  absl::Status CheckCancelled() const { return loop_->CheckCancelled(); }
+  bool Stopping() const { return loop_->Stopping(); }
 
   // Report brings the counters and rate budget that requests update (from the prefetching
   // thread too) into progress_ and reports it.
   absl::Status Report() {
-    progress_.counters.set_requests(requests_.load());
-    progress_.counters.set_retries(retries_.load());
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      progress_.rate_remaining = rate_remaining_;
-      progress_.rate_reset = rate_reset_;
-    }
+    progress_.counters.set_requests(loop_->requests());
+    progress_.counters.set_retries(loop_->retries());
+    const RequestLoop::Rate rate = loop_->rate();
+    progress_.rate_remaining = rate.remaining;
+    progress_.rate_reset = rate.reset;
     return on_progress_(progress_);
   }
 
-  // Sleep waits on the clock in steps of at most 1 s, so Cancel interrupts it.
-  absl::Status Sleep(absl::Duration d) {
-    while (d > absl::ZeroDuration()) {
-      RETURN_IF_ERROR(CheckCancelled());
-      const absl::Duration step = std::min(d, absl::Seconds(1));
-      c_->clock_->SleepFor(step);
-      d -= step;
-    }
-    return CheckCancelled();
-  }
-
-  absl::Duration Backoff(int retry) {
-    absl::Duration d = c_->options_.initial_backoff;
-    for (int i = 0; i < retry && d < c_->options_.max_backoff; ++i) d *= 2;
-    d = std::min(d, c_->options_.max_backoff);
-    std::uniform_real_distribution<double> jitter(0.5, 1.0);
-    std::lock_guard<std::mutex> lock(mu_);
-    return d * jitter(rng_);
-  }
-
-  // WaitForBudget sleeps until the token's rate budget resets when the tracker said it is
-  // spent (to this crawl or to another one sharing the token's RateBudget).
-  absl::Status WaitForBudget() {
-    if (shared_pool_) return absl::OkStatus();  // the pool knows each token's budget
-    const absl::Time until = budget_->SpentUntil(c_->clock_->Now());
-    if (until == absl::InfinitePast()) return absl::OkStatus();
-    const absl::Duration wait = until - c_->clock_->Now();
-    if (wait > kMaxRateWait) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "rate limit of ", slug_, " spent until ", FormatRfc3339(until), ", too far away"));
-    }
-    spdlog::info("rate limit spent for {}; waiting {} until reset", slug_,
-                 absl::FormatDuration(wait));
-    return Sleep(wait);
-  }
-
-  // NoteRate records what one response said about its token's budget.
-  void NoteRate(const RateLimit& rl) {
-    if (rl.remaining < 0) return;
-    if (!shared_pool_) budget_->Update(rl);
-    std::lock_guard<std::mutex> lock(mu_);
-    rate_remaining_ = rl.remaining;  // as the tracker reported it
-    rate_reset_ = rl.reset;
-  }
-
-  // Get sends one GET with a token from the pool, with retries; returns any response below 500
-  // except a rate-limited 403/429. The token is held only for the exchange itself: backoff
-  // sleeps and waits for a limited token's bench happen without it.
+  // Requests go through the crawl's RequestLoop (tokens, retries, rate notes).
+  absl::Status Sleep(absl::Duration d) { return loop_->Sleep(d); }
+  absl::Duration Backoff(int retry) { return loop_->Backoff(retry); }
   absl::StatusOr<HttpResponse> Get(const std::string& url, const std::string& etag) {
-    const std::string where = absl::StrCat("GET ", Redact(url));
-    const CrawlerOptions& opt = c_->options_;
-    int retries = 0;
-    for (;;) {
-      RETURN_IF_ERROR(WaitForBudget());
-      RETURN_IF_ERROR(CheckCancelled());
-      absl::StatusOr<TokenPool::Lease> token =
-          pool_->Acquire([this] { return Stopping(); });
-      if (!token.ok()) {
-        RETURN_IF_ERROR(CheckCancelled());
-        return absl::Status(token.status().code(),
-                            absl::StrCat(where, ": ", token.status().message()));
-      }
-      HttpRequest req;
-      req.url = url;
-      req.timeout = opt.request_timeout;
-      req.headers.Add("User-Agent", opt.user_agent);
-      tracker_->Authorize(token->token, &req);  // may add the token to req.url (Gitee): never log it
-      if (!etag.empty()) req.headers.Add("If-None-Match", etag);
-      requests_.fetch_add(1);
-      absl::StatusOr<HttpResponse> resp = c_->transport_->Send(req);
-
-      absl::Duration wait;
-      absl::Status last;
-      if (!resp.ok()) {
-        pool_->Release(*token, RateLimit{}, TokenOutcome::kOk);
-        if (!IsRetryableTransportError(resp.status())) {
-          return absl::Status(resp.status().code(),
-                              absl::StrCat(where, ": ", resp.status().message()));
-        }
-        last = resp.status();
-        wait = Backoff(retries);
-      } else {
-        RateLimit rl = tracker_->ParseRateLimit(resp->headers);
-        if (rl.reset != absl::InfinitePast()) {
-          // The reset is on the tracker's clock: measure it from the response's Date, so a
-          // skewed clock (ours or theirs) neither overspends nor waits too long.
-          if (auto date = ParseHttpDate(resp->headers.Get("Date"))) {
-            rl.reset = c_->clock_->Now() + (rl.reset - *date);
-          }
-        }
-        const int s = resp->status;
-        if (s == 403 || s == 429) {
-          const auto retry_after = ParseRetryAfter(resp->headers, c_->clock_->Now());
-          const bool spent = rl.remaining == 0;
-          const bool limited = s == 429 || spent || retry_after.has_value() ||
-                               absl::StrContains(absl::AsciiStrToLower(resp->body), "rate limit");
-          if (!limited) {
-            pool_->Release(*token, rl, TokenOutcome::kOk);
-            NoteRate(rl);
-            return HttpStatusToStatus(s, where);
-          }
-          // The pool benches the token (until its reset, Retry-After or a backoff); the retry
-          // takes another token, or waits in Acquire for this one.
-          pool_->Release(*token, rl,
-                         spent ? TokenOutcome::kBudgetSpent : TokenOutcome::kSecondaryLimit,
-                         retry_after);
-          NoteRate(rl);
-          if (retry_after && *retry_after > kMaxRateWait) {
-            return absl::ResourceExhaustedError(absl::StrCat(
-                where, ": the tracker asks to retry after ", absl::FormatDuration(*retry_after),
-                ", too far away"));
-          }
-          wait = absl::ZeroDuration();
-          last = HttpStatusToStatus(s, where, /*rate_limited=*/true);
-        } else {
-          pool_->Release(*token, rl, TokenOutcome::kOk);
-          NoteRate(rl);
-          if (s >= 500) {
-            last = HttpStatusToStatus(s, where);
-            wait = Backoff(retries);
-          } else {
-            return resp;
-          }
-        }
-      }
-      if (retries >= opt.max_retries) {
-        const auto code = last.code() == absl::StatusCode::kResourceExhausted
-                              ? absl::StatusCode::kResourceExhausted
-                              : absl::StatusCode::kUnavailable;
-        return absl::Status(code, absl::StrCat(where, ": giving up after ", retries,
-                                               " retries; last error: ", last.message()));
-      }
-      ++retries;
-      retries_.fetch_add(1);
-      spdlog::debug("{}: retry {} in {} ({})", where, retries, absl::FormatDuration(wait),
-                    std::string(last.message()));
-      RETURN_IF_ERROR(Sleep(wait));
-    }
+    return loop_->Get(url, etag);
   }
 
   // UnexpectedStatus is the error for a response the crawl cannot use (never OK, even for a
@@ -606,7 +457,7 @@ class RepoCrawler::Run {
       // A body that does not parse (cut short, not JSON) is fetched again, bounded like 5xx;
       // bad items in a body that parses are not (see Quarantine).
       for (int bad = 0; !page.ok() && bad < c_->options_.max_retries; ++bad) {
-        retries_.fetch_add(1);
+        loop_->CountRetry();
         RETURN_IF_ERROR(Sleep(Backoff(bad)));
         ASSIGN_OR_RETURN(resp, Get(url, ""));
         if (resp.status == 410) break;
@@ -691,7 +542,7 @@ class RepoCrawler::Run {
     PassResult pass;
     std::string url = ListingUrl(kind, since);
     std::set<std::string> listed;  // the pages of this pass, to stop a looping next page
-    Prefetch ahead(&stop_);
+    Prefetch ahead(loop_->stop_flag());
     for (bool first = true;; first = false) {
       listed.insert(url);
       absl::StatusOr<HttpResponse> got;
@@ -723,7 +574,7 @@ class RepoCrawler::Run {
         }
         restart_since_ = restart;
         listed.clear();  // a new listing (another since)
-        retries_.fetch_add(1);
+        loop_->CountRetry();
         spdlog::info("{}: HTTP 422 on a deep page; listing again from {}", slug_,
                      FormatRfc3339(*restart));
         url = ListingUrl(kind, restart);
@@ -753,7 +604,7 @@ class RepoCrawler::Run {
       // A body that does not parse (cut short, not JSON) is fetched again, bounded like 5xx.
       for (int bad = 0; bad_body_ && bad < c_->options_.max_retries; ++bad) {
         bad_body_ = false;
-        retries_.fetch_add(1);
+        loop_->CountRetry();
         spdlog::debug("{}; fetching it again", std::string(stored.message()));
         RETURN_IF_ERROR(Sleep(Backoff(bad)));
         ASSIGN_OR_RETURN(resp, Get(url, ""));
@@ -888,17 +739,11 @@ class RepoCrawler::Run {
 
   RepoCrawler* c_;
   const Tracker* tracker_;
-  // Updated by requests, which also run on a prefetch thread (see Pass); Report copies them
-  // into progress_.
-  std::atomic<int64_t> requests_{0};
-  std::atomic<int64_t> retries_{0};
-  std::atomic<bool> stop_{false};  // raised while an abandoned prefetch is stopped
-  std::mutex mu_;                  // guards rng_, rate_remaining_, rate_reset_
-  int64_t rate_remaining_ = -1;
-  absl::Time rate_reset_ = absl::InfinitePast();
+  // The crawl's requests (also sent from a prefetch thread, see Pass): counters and rate notes
+  // that Report copies into progress_.
+  std::unique_ptr<RequestLoop> loop_;
   const v1::Lease& lease_;
   const std::function<absl::Status(const CrawlProgress&)>& on_progress_;
-  std::mt19937_64 rng_;
   v1::RepositoryRef repo_;
   std::string slug_;
   std::string base_;
@@ -908,10 +753,6 @@ class RepoCrawler::Run {
   v1::Cursor cursor_;
   CrawlProgress progress_;
   std::set<int64_t> pr_numbers_;
-  std::string token_;     // never logged
-  RateBudget* budget_;    // the token's shared budget
-  std::shared_ptr<TokenPool> pool_;  // the tracker's tokens
-  bool shared_pool_ = false;         // pool_ comes from CrawlerOptions.pools
   int pages_ = 0;         // listing pages fetched under this lease
   std::optional<absl::Time> restart_since_;  // the last since a 422 restarted a listing from
   bool paused_ = false;   // the page budget ran out

@@ -1,0 +1,194 @@
+#include "crawler/request_loop.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "common/time_util.h"
+#include "crawler/github_parse.h"
+
+namespace issuescope::crawler {
+namespace {
+
+bool IsRetryableTransportError(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kUnavailable ||
+         s.code() == absl::StatusCode::kDeadlineExceeded;
+}
+
+}  // namespace
+
+RequestLoop::RequestLoop(HttpTransport* transport, const Tracker* tracker, Clock* clock,
+                         RequestLoopOptions options, std::shared_ptr<TokenPool> shared_pool,
+                         const std::string& token, RateBudget* budget, std::string slug,
+                         std::function<bool()> cancelled)
+    : transport_(transport),
+      tracker_(tracker),
+      clock_(clock),
+      options_(std::move(options)),
+      pool_(std::move(shared_pool)),
+      shared_pool_(pool_ != nullptr),
+      budget_(budget),
+      slug_(std::move(slug)),
+      cancelled_(std::move(cancelled)),
+      rng_(options_.jitter_seed) {
+  if (!shared_pool_) {
+    // One token of this crawl's own; a secondary limit without Retry-After waits max_backoff.
+    TokenPoolOptions pool_options;
+    pool_options.secondary_backoff = options_.max_backoff;
+    pool_options.max_secondary_backoff = options_.max_backoff;
+    pool_options.max_wait = kMaxRateWait;
+    pool_ = std::make_shared<TokenPool>(tracker_->kind(),
+                                        std::vector<PoolToken>{{"default", token}}, clock_,
+                                        pool_options);
+  }
+}
+
+bool RequestLoop::Stopping() const { return cancelled_() || stop_.load(); }
+
+absl::Status RequestLoop::CheckCancelled() const {
+  if (Stopping()) return absl::CancelledError(absl::StrCat("crawl of ", slug_, " cancelled"));
+  return absl::OkStatus();
+}
+
+absl::Status RequestLoop::Sleep(absl::Duration d) {
+  while (d > absl::ZeroDuration()) {
+    RETURN_IF_ERROR(CheckCancelled());
+    const absl::Duration step = std::min(d, absl::Seconds(1));
+    clock_->SleepFor(step);
+    d -= step;
+  }
+  return CheckCancelled();
+}
+
+absl::Duration RequestLoop::Backoff(int retry) {
+  absl::Duration d = options_.initial_backoff;
+  for (int i = 0; i < retry && d < options_.max_backoff; ++i) d *= 2;
+  d = std::min(d, options_.max_backoff);
+  std::uniform_real_distribution<double> jitter(0.5, 1.0);
+  std::lock_guard<std::mutex> lock(mu_);
+  return d * jitter(rng_);
+}
+
+RequestLoop::Rate RequestLoop::rate() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rate_;
+}
+
+absl::Status RequestLoop::WaitForBudget() {
+  if (shared_pool_) return absl::OkStatus();  // the pool knows each token's budget
+  const absl::Time until = budget_->SpentUntil(clock_->Now());
+  if (until == absl::InfinitePast()) return absl::OkStatus();
+  const absl::Duration wait = until - clock_->Now();
+  if (wait > kMaxRateWait) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "rate limit of ", slug_, " spent until ", FormatRfc3339(until), ", too far away"));
+  }
+  spdlog::info("rate limit spent for {}; waiting {} until reset", slug_,
+               absl::FormatDuration(wait));
+  return Sleep(wait);
+}
+
+void RequestLoop::NoteRate(const RateLimit& rl) {
+  if (rl.remaining < 0) return;
+  if (!shared_pool_) budget_->Update(rl);
+  std::lock_guard<std::mutex> lock(mu_);
+  rate_.remaining = rl.remaining;  // as the tracker reported it
+  rate_.reset = rl.reset;
+}
+
+absl::StatusOr<HttpResponse> RequestLoop::Get(const std::string& url, const std::string& etag) {
+  const std::string where = absl::StrCat("GET ", Redact(url));
+  int retries = 0;
+  for (;;) {
+    RETURN_IF_ERROR(WaitForBudget());
+    RETURN_IF_ERROR(CheckCancelled());
+    absl::StatusOr<TokenPool::Lease> token = pool_->Acquire([this] { return Stopping(); });
+    if (!token.ok()) {
+      RETURN_IF_ERROR(CheckCancelled());
+      return absl::Status(token.status().code(),
+                          absl::StrCat(where, ": ", token.status().message()));
+    }
+    HttpRequest req;
+    req.url = url;
+    req.timeout = options_.request_timeout;
+    req.headers.Add("User-Agent", options_.user_agent);
+    tracker_->Authorize(token->token, &req);  // may add the token to req.url (Gitee): never log it
+    if (!etag.empty()) req.headers.Add("If-None-Match", etag);
+    requests_.fetch_add(1);
+    absl::StatusOr<HttpResponse> resp = transport_->Send(req);
+
+    absl::Duration wait;
+    absl::Status last;
+    if (!resp.ok()) {
+      pool_->Release(*token, RateLimit{}, TokenOutcome::kOk);
+      if (!IsRetryableTransportError(resp.status())) {
+        return absl::Status(resp.status().code(),
+                            absl::StrCat(where, ": ", resp.status().message()));
+      }
+      last = resp.status();
+      wait = Backoff(retries);
+    } else {
+      RateLimit rl = tracker_->ParseRateLimit(resp->headers);
+      if (rl.reset != absl::InfinitePast()) {
+        // The reset is on the tracker's clock: measure it from the response's Date, so a
+        // skewed clock (ours or theirs) neither overspends nor waits too long.
+        if (auto date = ParseHttpDate(resp->headers.Get("Date"))) {
+          rl.reset = clock_->Now() + (rl.reset - *date);
+        }
+      }
+      const int s = resp->status;
+      if (s == 403 || s == 429) {
+        const auto retry_after = ParseRetryAfter(resp->headers, clock_->Now());
+        const bool spent = rl.remaining == 0;
+        const bool limited = s == 429 || spent || retry_after.has_value() ||
+                             absl::StrContains(absl::AsciiStrToLower(resp->body), "rate limit");
+        if (!limited) {
+          pool_->Release(*token, rl, TokenOutcome::kOk);
+          NoteRate(rl);
+          return HttpStatusToStatus(s, where);
+        }
+        // The pool benches the token (until its reset, Retry-After or a backoff); the retry
+        // takes another token, or waits in Acquire for this one.
+        pool_->Release(*token, rl,
+                       spent ? TokenOutcome::kBudgetSpent : TokenOutcome::kSecondaryLimit,
+                       retry_after);
+        NoteRate(rl);
+        if (retry_after && *retry_after > kMaxRateWait) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              where, ": the tracker asks to retry after ", absl::FormatDuration(*retry_after),
+              ", too far away"));
+        }
+        wait = absl::ZeroDuration();
+        last = HttpStatusToStatus(s, where, /*rate_limited=*/true);
+      } else {
+        pool_->Release(*token, rl, TokenOutcome::kOk);
+        NoteRate(rl);
+        if (s >= 500) {
+          last = HttpStatusToStatus(s, where);
+          wait = Backoff(retries);
+        } else {
+          return resp;
+        }
+      }
+    }
+    if (retries >= options_.max_retries) {
+      const auto code = last.code() == absl::StatusCode::kResourceExhausted
+                            ? absl::StatusCode::kResourceExhausted
+                            : absl::StatusCode::kUnavailable;
+      return absl::Status(code, absl::StrCat(where, ": giving up after ", retries,
+                                             " retries; last error: ", last.message()));
+    }
+    ++retries;
+    retries_.fetch_add(1);
+    spdlog::debug("{}: retry {} in {} ({})", where, retries, absl::FormatDuration(wait),
+                  std::string(last.message()));
+    RETURN_IF_ERROR(Sleep(wait));
+  }
+}
+
+}  // namespace issuescope::crawler
