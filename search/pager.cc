@@ -569,14 +569,25 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
         parts == 1 ? std::move(found[0]) : Merge(found, rank_first, rank_want, by_value);
   }
   if (rerank) {
-    // Each window match's bonus from its own part's handle (one part at a time: the parts'
-    // threads are idle now), then the window in the new order (ties: the pass's order, which
-    // breaks equal weights by document id), then the page's start.
+    // Each window match's bonus from its own part's handle, the parts in parallel (each on
+    // its own thread, as for materialising hits below), then the window in the new order
+    // (ties: the pass's order, which breaks equal weights by document id), then the page's
+    // start.
     const size_t window = std::min<size_t>(candidates.size(), kProximityWindow);
-    for (size_t k = 0; k < window; ++k) {
-      Candidate& c = candidates[k];
-      c.weight = ProximityWeighted(
-          c.weight, PairProximity(split.db(c.part), *c.it, parts[c.part].proximity_terms));
+    const auto bonus = [&](size_t i) {
+      for (size_t k = 0; k < window; ++k) {
+        Candidate& c = candidates[k];
+        if (c.part != i) continue;
+        c.weight = ProximityWeighted(
+            c.weight, PairProximity(split.db(i), *c.it, parts[i].proximity_terms));
+      }
+    };
+    bool several = false;
+    for (size_t k = 0; k < window; ++k) several = several || candidates[k].part != 0;
+    if (several) {
+      split.Run(bonus);
+    } else {
+      bonus(0);
     }
     std::stable_sort(candidates.begin(), candidates.begin() + static_cast<ptrdiff_t>(window),
                      [](const Candidate& a, const Candidate& b) { return a.weight > b.weight; });
