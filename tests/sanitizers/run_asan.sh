@@ -20,6 +20,7 @@ TESTS=(
   search_query_parser_test search_facets_test search_searcher_test search_pager_test
   search_docid_sample_test search_field_scope_test search_query_limits_test
   search_match_split_test search_search_service_test search_main_test search_search_flags_test
+  search_proximity_test
   http_gateway_test
   crawler_link_header_test crawler_github_parse_test crawler_forge_parse_test
   crawler_conformance_test crawler_hostile_tracker_test crawler_repo_crawler_test
@@ -27,6 +28,7 @@ TESTS=(
   crawler_issue_store_test crawler_raw_pages_test crawler_issue_store_recovery_test
   crawler_curl_transport_test crawler_fault_crawl_test crawler_forge_crawler_test
   crawler_store_service_test crawler_worker_test crawler_worker_flags_test
+  crawler_shift_repair_test crawler_request_loop_test
   coordinator_assignment_test coordinator_catalog_config_test coordinator_coordinator_core_test
   coordinator_coordinator_service_test coordinator_failover_test coordinator_home_grace_test
   coordinator_membership_test coordinator_rebalance_test coordinator_reopen_test
