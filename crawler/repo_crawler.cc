@@ -252,11 +252,41 @@ class RepoCrawler::Run {
                : tracker_->CommentsUrl(Where(), since, c_->options_.per_page);
   }
 
-  // StorePage parses one page, stores the kept items (and, for per-issue comment listings, the
-  // comments of the issues that changed) and reports progress.
-  // The body is moved into the store's raw page once parsed (`resp` keeps its headers).
+  // ParsedPage is one listing page as the tracker's parser read it.
+  struct ParsedPage {
+    std::vector<v1::Issue> issues;      // an issue listing's
+    std::vector<v1::Comment> comments;  // a comment listing's
+    std::vector<BadItem> bad;           // items set aside (Quarantine)
+    size_t items = 0;                   // items on the page, bad ones included
+  };
+
+  // ParsePage parses one page's body: INVALID_ARGUMENT naming the URL when it does not parse
+  // (cut short, not JSON), which Pass fetches again, bounded like a 5xx.
+  absl::StatusOr<ParsedPage> ParsePage(Listing kind, const std::string& url,
+                                       const HttpResponse& resp) const {
+    ParsedPage parsed;
+    absl::Status s;
+    if (kind == Listing::kIssues) {
+      auto page = tracker_->ParseIssues(resp.body, repo_, &parsed.bad);
+      if (page.ok()) parsed.issues = std::move(*page);
+      s = page.status();
+    } else {
+      auto page = tracker_->ParseComments(resp.body, repo_, nullptr, Where(), &parsed.bad);
+      if (page.ok()) parsed.comments = std::move(*page);
+      s = page.status();
+    }
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("GET ", Redact(url), ": ", s.message()));
+    }
+    parsed.items = parsed.issues.size() + parsed.comments.size() + parsed.bad.size();
+    return parsed;
+  }
+
+  // StorePage stores the kept items of a parsed page (and, for per-issue comment listings, the
+  // comments of the issues that changed) and reports progress. The body is moved into the
+  // store's raw page (`resp` keeps its headers).
   absl::Status StorePage(Listing kind, const std::string& url, HttpResponse* response,
-                         PassResult* pass) {
+                         ParsedPage parsed, PassResult* pass) {
     HttpResponse& resp = *response;
     const absl::Time now = c_->clock_->Now();
     PageMark mark;
@@ -269,12 +299,10 @@ class RepoCrawler::Run {
       if (!pass->max_updated || t > *pass->max_updated) pass->max_updated = t;
     };
     v1::CrawlCounters& counters = progress_.counters;
-    std::vector<BadItem> bad;
+    std::vector<BadItem>& bad = parsed.bad;
     if (kind == Listing::kIssues) {
-      auto page = tracker_->ParseIssues(resp.body, repo_, &bad);
-      if (!page.ok()) return BadPage(url, page.status());
-      page_items_ = page->size() + bad.size();
-      DropFutureItems(mark.date, &*page, &bad);
+      std::vector<v1::Issue>* page = &parsed.issues;
+      DropFutureItems(mark.date, page, &bad);
       RETURN_IF_ERROR(Quarantine("issues", url, now, bad));
       std::vector<std::string> items;
       for (const v1::Issue& issue : *page) items.push_back(IssueStore::RawIssueItem(issue.number()));
@@ -301,10 +329,8 @@ class RepoCrawler::Run {
       counters.set_issues_stored(counters.issues_stored() + r.stored);
       for (size_t i : need_comments) RETURN_IF_ERROR(FetchIssueComments(kept[i]));
     } else {
-      auto page = tracker_->ParseComments(resp.body, repo_, nullptr, Where(), &bad);
-      if (!page.ok()) return BadPage(url, page.status());
-      page_items_ = page->size() + bad.size();
-      DropFutureItems(mark.date, &*page, &bad);
+      std::vector<v1::Comment>* page = &parsed.comments;
+      DropFutureItems(mark.date, page, &bad);
       RETURN_IF_ERROR(Quarantine("comments", url, now, bad));
       std::vector<std::string> items;
       for (const v1::Comment& c : *page) {
@@ -406,12 +432,6 @@ class RepoCrawler::Run {
     return c_->store_->PutRawPage(slug_, raw, items);
   }
 
-  // BadPage is the error for a body the tracker's parser rejects; it marks bad_body_.
-  absl::Status BadPage(const std::string& url, const absl::Status& s) {
-    bad_body_ = true;
-    return absl::InvalidArgumentError(absl::StrCat("GET ", Redact(url), ": ", s.message()));
-  }
-
   absl::Status StoreComments(const std::vector<v1::Comment>& comments) {
     ASSIGN_OR_RETURN(StoreWriteCounts r, c_->store_->ApplyComments(slug_, lease_.epoch(), comments));
     v1::CrawlCounters& counters = progress_.counters;
@@ -469,7 +489,10 @@ class RepoCrawler::Run {
         spdlog::info("{}: issue {} is gone (HTTP 410); keeping a tombstone", slug_, issue.key());
         return c_->store_->MarkDeleted(slug_, lease_.epoch(), issue.number());
       }
-      if (!page.ok()) return BadPage(url, page.status());
+      if (!page.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("GET ", Redact(url), ": ", page.status().message()));
+      }
       const absl::Time fetched = c_->clock_->Now();
       const size_t on_page = page->size() + bad_items.size();
       DropFutureItems(ParseHttpDate(resp.headers.Get("Date")).value_or(fetched), &*page,
@@ -600,22 +623,22 @@ class RepoCrawler::Run {
           }
         }
       }
-      absl::Status stored = StorePage(kind, url, &resp, &pass);
+      absl::StatusOr<ParsedPage> parsed = ParsePage(kind, url, resp);
       // A body that does not parse (cut short, not JSON) is fetched again, bounded like 5xx.
-      for (int bad = 0; bad_body_ && bad < c_->options_.max_retries; ++bad) {
-        bad_body_ = false;
+      for (int bad = 0; !parsed.ok() && bad < c_->options_.max_retries; ++bad) {
         loop_->CountRetry();
-        spdlog::debug("{}; fetching it again", std::string(stored.message()));
+        spdlog::debug("{}; fetching it again", std::string(parsed.status().message()));
         RETURN_IF_ERROR(Sleep(Backoff(bad)));
         ASSIGN_OR_RETURN(resp, Get(url, ""));
         if (resp.status != 200) return UnexpectedStatus(resp.status, url);
-        stored = StorePage(kind, url, &resp, &pass);
+        parsed = ParsePage(kind, url, resp);
       }
-      bad_body_ = false;
-      RETURN_IF_ERROR(stored);
+      RETURN_IF_ERROR(parsed.status());
+      const size_t items = parsed->items;
+      RETURN_IF_ERROR(StorePage(kind, url, &resp, *std::move(parsed), &pass));
       // The next URL of the response stored (after a bad body, of its re-fetch; a prefetch of
       // another URL is then abandoned at the top of the loop).
-      ASSIGN_OR_RETURN(std::optional<std::string> next, NextUrl(url, resp, listed, page_items_));
+      ASSIGN_OR_RETURN(std::optional<std::string> next, NextUrl(url, resp, listed, items));
       if (!next) return pass;
       url = *next;
     }
@@ -756,8 +779,6 @@ class RepoCrawler::Run {
   int pages_ = 0;         // listing pages fetched under this lease
   std::optional<absl::Time> restart_since_;  // the last since a 422 restarted a listing from
   bool paused_ = false;   // the page budget ran out
-  bool bad_body_ = false;  // the last StorePage failed because its body did not parse
-  size_t page_items_ = 0;  // items (bad ones included) on the last page StorePage parsed
 };
 
 RepoCrawler::RepoCrawler(HttpTransport* transport, IssueStore* store, Clock* clock,

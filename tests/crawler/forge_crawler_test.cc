@@ -193,6 +193,24 @@ TEST_F(ForgeCrawlerTest, GitlabRelistsNotesAnInterruptedCrawlMissed) {
   EXPECT_EQ(store_->GetIssue("gitlab:troyengel/archbuild", 5)->comments_size(), 2);
 }
 
+// A notes page that never parses fails the crawl after its own bounded re-fetches, naming the
+// notes URL; the issue page it belongs to is not fetched again for it (a parse failure of a
+// notes page once marked the whole issue page as a bad body, re-listing it max_retries times).
+TEST_F(ForgeCrawlerTest, GitlabNotesThatNeverParseFailWithoutRefetchingTheIssuePage) {
+  options_.max_retries = 2;
+  http_.Respond(kGlProject, 200, R"({"path_with_namespace": "troyengel/archbuild"})");
+  http_.Respond(GlIssues(), 200, Page({GlIssue(4, T(4), 1)}));
+  for (int i = 0; i < 3; ++i) http_.Respond(GlNotes(4), 200, "[{\"id\": 1, \"body\"");
+  auto result = Crawl(GitlabLease());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(result.status().message().find("/issues/4/notes"), std::string::npos)
+      << result.status();
+  EXPECT_EQ(UrlsContaining("/notes").size(), 3u);  // the first fetch and two retries
+  EXPECT_EQ(UrlsContaining("/issues?").size(), 1u);  // the issue page once
+  EXPECT_EQ(http_.Pending(), 0u);
+}
+
 TEST_F(ForgeCrawlerTest, GitlabGoneIssueBecomesATombstoneInTheChangeFeed) {
   http_.Respond(kGlProject, 200, R"({"path_with_namespace": "troyengel/archbuild"})");
   http_.Respond(GlIssues(), 200, Page({GlIssue(4, T(4), 0)}));
