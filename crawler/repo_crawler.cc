@@ -16,7 +16,6 @@
 #include <future>
 #include <set>
 #include <system_error>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -30,10 +29,10 @@
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "crawler/github_parse.h"
+#include "crawler/page_ingest.h"
 #include "crawler/request_loop.h"
 #include "crawler/shift_repair.h"
 #include "crawler/tracker.h"
-#include "google/protobuf/util/json_util.h"
 
 namespace issuescope::crawler {
 namespace {
@@ -47,11 +46,6 @@ std::string Origin(absl::string_view url) {
 }
 
 enum class Listing { kIssues, kComments };
-
-// SameTime compares two protobuf timestamps.
-bool SameTime(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
-  return a.seconds() == b.seconds() && a.nanos() == b.nanos();
-}
 
 // Prefetch is the next page of a listing, requested on a thread of its own while the crawl
 // stores the current page. It is taken when the crawl reaches that URL, or abandoned: `stop`
@@ -134,6 +128,9 @@ class RepoCrawler::Run {
         budget != opt.budgets.end() && budget->second ? budget->second.get()
                                                       : crawler->budget_.get(),
         slug_, [crawler] { return crawler->cancelled_.load(); });
+    ingest_ = std::make_unique<PageIngest>(crawler->store_, repo_, slug_, lease.epoch(),
+                                           opt.max_clock_skew, opt.keep_raw_pages,
+                                           lease.include_pull_requests(), &progress_.counters);
   }
 
   absl::StatusOr<CrawlProgress> Crawl() {
@@ -298,15 +295,14 @@ class RepoCrawler::Run {
       if (!mark.last_updated || t > *mark.last_updated) mark.last_updated = t;
       if (!pass->max_updated || t > *pass->max_updated) pass->max_updated = t;
     };
-    v1::CrawlCounters& counters = progress_.counters;
     std::vector<BadItem>& bad = parsed.bad;
     if (kind == Listing::kIssues) {
       std::vector<v1::Issue>* page = &parsed.issues;
-      DropFutureItems(mark.date, page, &bad);
-      RETURN_IF_ERROR(Quarantine("issues", url, now, bad));
+      ingest_->DropFutureItems(mark.date, page, &bad);
+      RETURN_IF_ERROR(ingest_->Quarantine("issues", url, now, bad));
       std::vector<std::string> items;
       for (const v1::Issue& issue : *page) items.push_back(IssueStore::RawIssueItem(issue.number()));
-      RETURN_IF_ERROR(KeepRawPage("issues", url, std::move(resp.body), now, nullptr, items));
+      RETURN_IF_ERROR(ingest_->KeepRawPage("issues", url, std::move(resp.body), now, nullptr, items));
       std::vector<v1::Issue> kept;
       for (v1::Issue& issue : *page) {
         note(issue.updated_at());
@@ -320,23 +316,21 @@ class RepoCrawler::Run {
       std::vector<size_t> need_comments;
       if (tracker_->comment_listing() == CommentListing::kPerIssue) {
         for (size_t i = 0; i < kept.size(); ++i) {
-          ASSIGN_OR_RETURN(bool need, NeedsComments(kept[i]));
+          ASSIGN_OR_RETURN(bool need, ingest_->NeedsComments(kept[i]));
           if (need) need_comments.push_back(i);
         }
       }
-      ASSIGN_OR_RETURN(StoreWriteCounts r, c_->store_->ApplyIssues(slug_, lease_.epoch(), kept));
-      counters.set_issues_fetched(counters.issues_fetched() + static_cast<int64_t>(kept.size()));
-      counters.set_issues_stored(counters.issues_stored() + r.stored);
+      RETURN_IF_ERROR(ingest_->StoreIssues(kept));
       for (size_t i : need_comments) RETURN_IF_ERROR(FetchIssueComments(kept[i]));
     } else {
       std::vector<v1::Comment>* page = &parsed.comments;
-      DropFutureItems(mark.date, page, &bad);
-      RETURN_IF_ERROR(Quarantine("comments", url, now, bad));
+      ingest_->DropFutureItems(mark.date, page, &bad);
+      RETURN_IF_ERROR(ingest_->Quarantine("comments", url, now, bad));
       std::vector<std::string> items;
       for (const v1::Comment& c : *page) {
         items.push_back(IssueStore::RawCommentItem(c.issue_number(), c.id()));
       }
-      RETURN_IF_ERROR(KeepRawPage("comments", url, std::move(resp.body), now, nullptr, items));
+      RETURN_IF_ERROR(ingest_->KeepRawPage("comments", url, std::move(resp.body), now, nullptr, items));
       std::vector<v1::Comment> kept;
       for (v1::Comment& comment : *page) {
         note(comment.updated_at());
@@ -347,115 +341,10 @@ class RepoCrawler::Run {
         *comment.mutable_fetched_at() = ToProto(now);
         kept.push_back(std::move(comment));
       }
-      RETURN_IF_ERROR(StoreComments(kept));
+      RETURN_IF_ERROR(ingest_->StoreComments(kept));
     }
     pass->pages.push_back(mark);
     return Report();
-  }
-
-  // DropFutureItems moves the items whose updated_at lies more than max_clock_skew after the
-  // tracker's clock (`date`, the response's Date) from `page` to `bad`: a time the tracker has
-  // not reached yet is an anomaly (9999-12-31 was seen), and as a cursor it would hide every
-  // later change. Left in the listing (it is at or after any cursor), such an item is listed
-  // again by every crawl and stored once the tracker's clock has passed its updated_at.
-  template <typename T>
-  void DropFutureItems(absl::Time date, std::vector<T>* page, std::vector<BadItem>* bad) const {
-    const absl::Time limit = date + c_->options_.max_clock_skew;
-    size_t kept = 0;
-    for (size_t i = 0; i < page->size(); ++i) {
-      T& item = (*page)[i];
-      const absl::Time updated = FromProto(item.updated_at());
-      if (updated <= limit) {
-        if (kept != i) (*page)[kept] = std::move(item);
-        ++kept;
-        continue;
-      }
-      BadItem b;
-      b.index = static_cast<int64_t>(i);
-      if constexpr (std::is_same_v<T, v1::Issue>) {
-        b.key = absl::StrCat("number ", item.key().empty() ? absl::StrCat(item.number())
-                                                           : item.key());
-      } else {
-        b.key = absl::StrCat("id ", item.id());
-      }
-      b.error = absl::StrCat("field 'updated_at' (", FormatRfc3339(updated),
-                             ") is after the tracker's clock (Date ", FormatRfc3339(date),
-                             ") by more than ", absl::FormatDuration(c_->options_.max_clock_skew));
-      google::protobuf::util::JsonPrintOptions json;
-      json.preserve_proto_field_names = true;
-      (void)google::protobuf::util::MessageToJsonString(item, &b.raw, json);  // as parsed
-      bad->push_back(std::move(b));
-    }
-    page->resize(kept);
-  }
-
-  // Quarantine keeps the bad items of one page in the store, counts and logs them: their errors
-  // are deterministic, so the page is not fetched again for them and the rest of it is used.
-  absl::Status Quarantine(const char* listing, const std::string& url, absl::Time fetched,
-                          const std::vector<BadItem>& bad) {
-    for (const BadItem& b : bad) {
-      QuarantinedItem q;
-      q.listing = listing;
-      q.url = Redact(url);
-      q.fetched_at = fetched;
-      q.index = b.index;
-      q.key = b.key;
-      q.error = b.error;
-      q.raw = b.raw;
-      spdlog::warn("{}: quarantined {} item {}{} of GET {}: {}", slug_, listing, b.index,
-                   b.key.empty() ? std::string() : absl::StrCat(" (", b.key, ")"), q.url, b.error);
-      RETURN_IF_ERROR(c_->store_->PutQuarantined(slug_, q));
-      v1::CrawlCounters& counters = progress_.counters;
-      counters.set_items_quarantined(counters.items_quarantined() + 1);
-    }
-    return absl::OkStatus();
-  }
-
-  // KeepRawPage stores the raw body of a parsed page for `issuescope reparse`. It takes the
-  // body (a page can be tens of MiB: it is moved, not copied, and freed once stored).
-  absl::Status KeepRawPage(const char* listing, const std::string& url, std::string body,
-                           absl::Time fetched, const v1::Issue* issue,
-                           const std::vector<std::string>& items) {
-    if (!c_->options_.keep_raw_pages) return absl::OkStatus();
-    RawPage raw;
-    raw.repo = repo_;
-    raw.listing = listing;
-    raw.url = Redact(url);
-    raw.fetched_at = fetched;
-    raw.include_pull_requests = lease_.include_pull_requests();
-    if (issue != nullptr) {
-      raw.issue_number = issue->number();
-      raw.issue_key = issue->key();
-      raw.issue_url = issue->url();
-    }
-    raw.body = std::move(body);
-    return c_->store_->PutRawPage(slug_, raw, items);
-  }
-
-  absl::Status StoreComments(const std::vector<v1::Comment>& comments) {
-    ASSIGN_OR_RETURN(StoreWriteCounts r, c_->store_->ApplyComments(slug_, lease_.epoch(), comments));
-    v1::CrawlCounters& counters = progress_.counters;
-    counters.set_comments_fetched(counters.comments_fetched() +
-                                  static_cast<int64_t>(comments.size()));
-    counters.set_comments_stored(counters.comments_stored() + r.stored);
-    return absl::OkStatus();
-  }
-
-  // NeedsComments reports whether the comments of `issue` must be listed: it is new (or a
-  // tombstone), its updated_at or comment count changed, or fewer of its user comments are
-  // stored than it counts (an earlier crawl stopped before listing them).
-  absl::StatusOr<bool> NeedsComments(const v1::Issue& issue) {
-    auto stored = c_->store_->GetIssue(slug_, issue.number());
-    if (absl::IsNotFound(stored.status())) return true;
-    if (!stored.ok()) return stored.status();
-    const v1::Issue& old = stored->issue();
-    if (old.deleted() || !SameTime(old.updated_at(), issue.updated_at()) ||
-        old.comment_count() != issue.comment_count()) {
-      return true;
-    }
-    int64_t user_comments = 0;
-    for (const v1::Comment& c : stored->comments()) user_comments += c.system() ? 0 : 1;
-    return user_comments < issue.comment_count();
   }
 
   // FetchIssueComments lists every comment of one issue (all pages) and stores them. HTTP 410:
@@ -469,7 +358,7 @@ class RepoCrawler::Run {
       ASSIGN_OR_RETURN(HttpResponse resp, Get(url, ""));
       if (resp.status == 410) {
         spdlog::info("{}: issue {} is gone (HTTP 410); keeping a tombstone", slug_, issue.key());
-        return c_->store_->MarkDeleted(slug_, lease_.epoch(), issue.number());
+        return ingest_->MarkDeleted(issue.number());
       }
       if (resp.status != 200) return UnexpectedStatus(resp.status, url);
       std::vector<BadItem> bad_items;
@@ -487,7 +376,7 @@ class RepoCrawler::Run {
       }
       if (resp.status == 410) {
         spdlog::info("{}: issue {} is gone (HTTP 410); keeping a tombstone", slug_, issue.key());
-        return c_->store_->MarkDeleted(slug_, lease_.epoch(), issue.number());
+        return ingest_->MarkDeleted(issue.number());
       }
       if (!page.ok()) {
         return absl::InvalidArgumentError(
@@ -495,17 +384,17 @@ class RepoCrawler::Run {
       }
       const absl::Time fetched = c_->clock_->Now();
       const size_t on_page = page->size() + bad_items.size();
-      DropFutureItems(ParseHttpDate(resp.headers.Get("Date")).value_or(fetched), &*page,
-                      &bad_items);
-      RETURN_IF_ERROR(Quarantine("notes", url, fetched, bad_items));
+      ingest_->DropFutureItems(ParseHttpDate(resp.headers.Get("Date")).value_or(fetched), &*page,
+                               &bad_items);
+      RETURN_IF_ERROR(ingest_->Quarantine("notes", url, fetched, bad_items));
       std::vector<std::string> items;
       for (const v1::Comment& c : *page) {
         items.push_back(IssueStore::RawCommentItem(c.issue_number(), c.id()));
       }
-      RETURN_IF_ERROR(KeepRawPage("notes", url, std::move(resp.body), fetched, &issue, items));
+      RETURN_IF_ERROR(ingest_->KeepRawPage("notes", url, std::move(resp.body), fetched, &issue, items));
       const auto now = ToProto(fetched);
       for (v1::Comment& comment : *page) *comment.mutable_fetched_at() = now;
-      RETURN_IF_ERROR(StoreComments(*page));
+      RETURN_IF_ERROR(ingest_->StoreComments(*page));
       ASSIGN_OR_RETURN(std::optional<std::string> next, NextUrl(url, resp, listed, on_page));
       if (!next) return absl::OkStatus();
       url = *next;
@@ -765,6 +654,8 @@ class RepoCrawler::Run {
   // The crawl's requests (also sent from a prefetch thread, see Pass): counters and rate notes
   // that Report copies into progress_.
   std::unique_ptr<RequestLoop> loop_;
+  // Where the crawl's pages are stored (counting into progress_.counters).
+  std::unique_ptr<PageIngest> ingest_;
   const v1::Lease& lease_;
   const std::function<absl::Status(const CrawlProgress&)>& on_progress_;
   v1::RepositoryRef repo_;
