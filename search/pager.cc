@@ -358,32 +358,48 @@ absl::StatusOr<Page> FetchPage(const Xapian::Database& db, const ParsedQuery& pa
   return FetchPage(MatchSplit(db), {parsed}, cursor, options);
 }
 
-absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<ParsedQuery>& parts,
-                               const PageCursor& cursor, const PageOptions& options) {
-  if (parts.size() != split.parts() ||
-      (!options.spies.empty() && options.spies.size() != split.parts())) {
-    return absl::InternalError("FetchPage: one query (and spy, if any) per part of the split");
-  }
-  const ParsedQuery& parsed = parts[0];
-  const Xapian::Database& db = split.db(0);
-  const SortField field = EffectiveSort(parsed);
-  const bool by_value = field != SortField::kRelevance;
-  const bool ascending = parsed.sort.is_explicit && parsed.sort.ascending;
-  const Xapian::valueno slot = SortSlot(field);
+namespace {
 
-  // The query of part i (what the cursor has not returned yet); built on the part's thread.
-  const auto part_query = [&](size_t i) {
+// Kept holds, per part, the MSets that candidates point into (a deque: stable addresses).
+using Kept = std::vector<std::deque<Xapian::MSet>>;
+
+// PagePlan is what FetchPage decides before running anything: the order, where the page
+// starts, how many matches it wants and how the total is counted. The steps below read it.
+struct PagePlan {
+  PagePlan(const MatchSplit& split_in, const std::vector<ParsedQuery>& parts_in,
+           const PageCursor& cursor_in, const PageOptions& options_in)
+      : split(split_in),
+        parts(parts_in),
+        parsed(parts_in[0]),
+        cursor(cursor_in),
+        options(options_in),
+        field(EffectiveSort(parsed)),
+        by_value(field != SortField::kRelevance),
+        ascending(parsed.sort.is_explicit && parsed.sort.ascending),
+        slot(SortSlot(field)),
+        doccount(split_in.db(0).get_doccount()),
+        first(static_cast<Xapian::doccount>(
+            std::min<uint64_t>(cursor_in.keyset ? cursor_in.ties : cursor_in.offset, doccount))),
+        want(static_cast<Xapian::doccount>(options_in.size) + 1),
+        // With a count bound the ranking pass weighs at least that many matches (all of them
+        // when there are no more), then may skip the rest.
+        check(CheckAtLeast(options_in.count_bound, doccount)),
+        count_here(options_in.count_total && !cursor_in.keyset) {}
+
+  // PartQuery is the query of part i (what the cursor has not returned yet); built on the
+  // part's thread.
+  Xapian::Query PartQuery(size_t i) const {
     Xapian::Query q = parts[i].query;
     if (cursor.keyset) {
       q = Xapian::Query(Xapian::Query::OP_FILTER, q, AfterKey(slot, ascending, cursor));
     }
     return q;
-  };
-  const Xapian::Query query = part_query(0);
+  }
+
   // Configure sets up an Enquire for `q` in the query's order; `keymaker` must outlive its
   // get_mset.
-  const auto configure = [&](Xapian::Enquire& enquire, const Xapian::Query& q,
-                             Xapian::MultiValueKeyMaker& keymaker) {
+  void Configure(Xapian::Enquire& enquire, const Xapian::Query& q,
+                 Xapian::MultiValueKeyMaker& keymaker) const {
     enquire.set_query(q);
     if (parsed.has_text) {
       enquire.set_weighting_scheme(RankingWeight());
@@ -395,230 +411,247 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
       keymaker.add_value(index::kNumberSlot, !ascending);
       enquire.set_sort_by_key_then_relevance(&keymaker, false);
     }
-  };
-  Xapian::Enquire enquire(db);
-  Xapian::MultiValueKeyMaker keymaker;
-  configure(enquire, query, keymaker);
-  // The total is counted in the ranking pass (check_at_least = all documents), except for a
-  // relevance-ranked disjunction of terms (one word over the text fields, a wildcard): there
-  // the matcher ranks the page while skipping postings that cannot reach it, and a boolean
-  // count is cheaper than weighing every posting of every list (or free, when the ranking pass
-  // already knows the exact number).
-  const bool count_here = options.count_total && !cursor.keyset;
-  const bool count_apart = count_here && !by_value && IsDisjunctionOfTerms(query);
-  const bool spy_here = count_here && !count_apart && !options.spies.empty();
-  const Xapian::doccount doccount = db.get_doccount();
-  const uint64_t start = cursor.keyset ? cursor.ties : cursor.offset;
-  const Xapian::doccount first = static_cast<Xapian::doccount>(std::min<uint64_t>(start, doccount));
-  const Xapian::doccount want = static_cast<Xapian::doccount>(options.size) + 1;
-  // With a count bound the ranking pass weighs at least that many matches (all of them when
-  // there are no more), then may skip the rest.
-  const Xapian::doccount check = CheckAtLeast(options.count_bound, doccount);
-  // The page's matches in order, from MSets kept alive in `kept` (per part).
-  std::vector<std::deque<Xapian::MSet>> kept(split.parts());
-  std::vector<Candidate> candidates;
-  // A broad query sorted by created or updated time walks the month buckets in sort order,
-  // sorting one month's matches at a time, until the page is full: reading every match's sort
-  // key (a million for a broad word) is what a one-pass sort costs. The total, if wanted, is
-  // then counted apart (bounded). Not with a spy, which must see every match anyway. With a
-  // split every part walks its shards, and their pages merge by sort key.
-  bool walked = false;
-  const char* month_prefix = MonthPrefix(field);
-  if (by_value && month_prefix != nullptr && options.spies.empty() &&
-      enquire.get_mset(0, 0).get_matches_estimated() >= options.bucket_walk_min_matches) {
-    const std::vector<std::string> buckets = MonthBuckets(db, month_prefix, ascending, cursor);
-    if (!buckets.empty()) {
-      const size_t parts = split.parts();
-      std::vector<std::vector<Candidate>> found(parts);
-      std::vector<char> aborted(parts, 0);
-      // A query whose matches lie far from the walk's start (a date filter on another field,
-      // say) yields little per month: once the months walked hold a sixteenth of the index and
-      // the page is not full, one pass over everything is cheaper. (A query spread evenly
-      // over the index and worth walking, at least bucket_walk_min_matches of a million, has
-      // hundreds of matches in that sixteenth: far more than a page.)
-      // A part of a split sees about 1/parts of the matches in the same months and needs a
-      // whole page, yet the same limit holds: an evenly spread query worth walking has over a
-      // hundred matches per part there; walking further only delays the fallback.
-      const uint64_t walk_limit = std::max<uint64_t>(1, db.get_doccount() / 16);
-      const auto walk = [&](size_t i) {
-        const Xapian::Database& part_db = split.db(i);
-        Xapian::Enquire part_enquire(part_db);
-        Xapian::MultiValueKeyMaker part_keymaker;
-        const Xapian::Query q =
-            parts == 1 ? query : split.Restrict(i, i == 0 ? query : part_query(i));
-        configure(part_enquire, q, part_keymaker);
-        Xapian::doccount skip = parts == 1 ? first : 0;
-        Xapian::doccount need = parts == 1 ? want : first + want;
-        uint64_t walked_docs = 0;
-        for (const std::string& bucket : buckets) {
-          walked_docs += part_db.get_termfreq(bucket);
-          if (walked_docs > walk_limit && bucket != buckets.front()) {
-            aborted[i] = 1;
-            return;
-          }
-          part_enquire.set_query(Xapian::Query(Xapian::Query::OP_FILTER, q, Xapian::Query(bucket)));
-          Xapian::MSet month = part_enquire.get_mset(skip, need, skip + need);
-          if (month.empty()) {
-            // At most skip + need matches, so counted exactly: all of them are skipped.
-            skip -= std::min<Xapian::doccount>(skip, month.get_matches_lower_bound());
-            continue;
-          }
-          skip = 0;
-          need -= std::min<Xapian::doccount>(need, month.size());
-          const Xapian::MSet& held = kept[i].emplace_back(std::move(month));
-          for (Xapian::MSetIterator it = held.begin(); it != held.end(); ++it) {
-            found[i].push_back({&held, it, i, it.get_weight()});
-          }
-          if (need == 0) break;
-        }
-      };
-      split.Run(walk);
-      walked = std::find(aborted.begin(), aborted.end(), 1) == aborted.end();
-      if (walked) {
-        candidates = parts == 1 ? std::move(found[0]) : Merge(found, first, want, true);
-      } else {
-        for (std::deque<Xapian::MSet>& held : kept) held.clear();
-      }
-    }
   }
-  // Otherwise one ranking pass per part of the split, in parallel; each part returns its
-  // first `first + want` matches and the merge keeps `want` after skipping `first`. Each part
-  // counts up to its share of the bound; when that leaves a total that may be within the bound
-  // inexact, the parts run again counting up to the whole bound (rare: the matches must lie
-  // unevenly). A relevance-ranked disjunction of terms matching more than a third of the
-  // index is not split: its pass is a walk along long posting lists, and the shard filter
-  // costs more per posting than the split saves (measured: docs/BENCHMARKS.md).
-  Xapian::doccount lower = 0, upper = 0, estimated = 0;
-  // A ranked query of several words re-ranks its best kProximityWindow matches by proximity
-  // (search/proximity.h): a page that reaches into them ranks them all, the pass returning the
-  // window from its start; pages past it are unchanged (the window holds the same matches).
-  const bool rerank = !walked && !by_value && parsed.has_text &&
-                      !parsed.proximity_terms.empty() && first < kProximityWindow;
-  const Xapian::doccount rank_first = rerank ? 0 : first;
-  const Xapian::doccount rank_want =
-      rerank ? std::max<Xapian::doccount>(kProximityWindow, first + want) : want;
-  if (!walked) {
-    const bool disjunction = !by_value && IsDisjunctionOfTerms(query);
-    const size_t parts =
-        split.parts() > 1 && disjunction &&
-                enquire.get_mset(0, 0).get_matches_estimated() > db.get_doccount() / 3
-            ? 1
-            : split.parts();
-    std::vector<Xapian::MSet> msets(parts);
-    const Xapian::doccount pass_check = count_here && !count_apart ? check : 0;
-    // Rank runs the parts listed in `run` (all when empty), part i counting up to checks[i].
-    const auto rank = [&](const std::vector<Xapian::doccount>& checks,
-                          const std::vector<bool>& run) {
-      const auto body = [&](size_t i) {
-        if (!run.empty() && !run[i]) return;
-        if (parts == 1) {
-          if (spy_here) enquire.add_matchspy(options.spies[0]);
-          msets[0] = enquire.get_mset(rank_first, rank_want, checks[0]);
-          return;
-        }
-        Xapian::Enquire part_enquire(split.db(i));
-        Xapian::MultiValueKeyMaker part_keymaker;
-        configure(part_enquire, split.Restrict(i, i == 0 ? query : part_query(i)),
-                  part_keymaker);
-        if (spy_here) part_enquire.add_matchspy(options.spies[i]);
-        msets[i] = part_enquire.get_mset(0, rank_first + rank_want, checks[i]);
-      };
-      if (parts == 1) {
-        body(0);
-      } else {
-        split.Run(body);
+
+  const MatchSplit& split;
+  const std::vector<ParsedQuery>& parts;
+  const ParsedQuery& parsed;  // part 0's
+  const PageCursor& cursor;
+  const PageOptions& options;
+  const SortField field;
+  const bool by_value;
+  const bool ascending;
+  const Xapian::valueno slot;
+  const Xapian::doccount doccount;
+  const Xapian::doccount first;  // matches the cursor has already returned (skipped)
+  const Xapian::doccount want;   // the page and one more (is there a next page?)
+  const Xapian::doccount check;
+  // The total is counted on a first page (count_here), in the ranking pass, except for a
+  // relevance-ranked disjunction of terms (one word over the text fields, a wildcard): there the
+  // matcher ranks the page while skipping postings that cannot reach it, and a boolean count
+  // is cheaper than weighing every posting of every list (or free, when the ranking pass
+  // already knows the exact number): count_apart. A spy then runs in the ranking pass
+  // (spy_here) unless the count runs apart. Set by FetchPage once part 0's query is built.
+  const bool count_here;
+  bool count_apart = false;
+  bool spy_here = false;
+};
+
+// WalkMonths pages a broad query sorted by created or updated time by walking the month
+// buckets in sort order, sorting one month's matches at a time, until the page is full:
+// reading every match's sort key (a million for a broad word) is what a one-pass sort costs.
+// With a split every part walks its shards, and their pages merge by sort key. A query whose
+// matches lie far from the walk's start (a date filter on another field, say) yields little per
+// month: once the months walked hold a sixteenth of the index and the page is not full, the
+// walk gives up (false, `kept` cleared) and one pass over everything is cheaper. (A query
+// spread evenly over the index and worth walking, at least bucket_walk_min_matches of a
+// million, has hundreds of matches in that sixteenth: far more than a page; a part of a split
+// sees about 1/parts of them and needs a whole page, yet the same limit holds.) False too
+// when the walk does not apply.
+bool WalkMonths(const PagePlan& plan, const Xapian::Query& query, Xapian::Enquire& enquire,
+                Kept* kept, std::vector<Candidate>* out) {
+  const char* month_prefix = MonthPrefix(plan.field);
+  if (!plan.by_value || month_prefix == nullptr || !plan.options.spies.empty() ||
+      enquire.get_mset(0, 0).get_matches_estimated() < plan.options.bucket_walk_min_matches) {
+    return false;
+  }
+  const MatchSplit& split = plan.split;
+  const Xapian::Database& db = split.db(0);
+  const std::vector<std::string> buckets =
+      MonthBuckets(db, month_prefix, plan.ascending, plan.cursor);
+  if (buckets.empty()) return false;
+  const size_t parts = split.parts();
+  std::vector<std::vector<Candidate>> found(parts);
+  std::vector<char> aborted(parts, 0);
+  const uint64_t walk_limit = std::max<uint64_t>(1, db.get_doccount() / 16);
+  const auto walk = [&](size_t i) {
+    const Xapian::Database& part_db = split.db(i);
+    Xapian::Enquire part_enquire(part_db);
+    Xapian::MultiValueKeyMaker part_keymaker;
+    const Xapian::Query q = parts == 1 ? query : split.Restrict(i, i == 0 ? query : plan.PartQuery(i));
+    plan.Configure(part_enquire, q, part_keymaker);
+    Xapian::doccount skip = parts == 1 ? plan.first : 0;
+    Xapian::doccount need = parts == 1 ? plan.want : plan.first + plan.want;
+    uint64_t walked_docs = 0;
+    for (const std::string& bucket : buckets) {
+      walked_docs += part_db.get_termfreq(bucket);
+      if (walked_docs > walk_limit && bucket != buckets.front()) {
+        aborted[i] = 1;
+        return;
       }
-    };
-    const bool share = parts > 1 && pass_check > 0 && pass_check < doccount && !spy_here;
-    // One more than an even share: two parts that stop there hold more than the bound.
-    const Xapian::doccount per_part =
-        (pass_check + static_cast<Xapian::doccount>(parts) - 1) / static_cast<Xapian::doccount>(parts) + 1;
-    rank(std::vector<Xapian::doccount>(parts, share ? per_part : pass_check), {});
-    if (share) {
-      // Parts that stopped counting at their share run again, each counting up to what the
-      // bound leaves beside the others' matches, when the total may still be within it.
-      Xapian::doccount seen = 0;
-      std::vector<bool> again(parts, false);
-      bool any = false;
-      for (size_t i = 0; i < parts; ++i) {
-        seen += msets[i].get_matches_lower_bound();
-        again[i] = msets[i].get_matches_lower_bound() != msets[i].get_matches_upper_bound();
-        any = any || again[i];
+      part_enquire.set_query(Xapian::Query(Xapian::Query::OP_FILTER, q, Xapian::Query(bucket)));
+      Xapian::MSet month = part_enquire.get_mset(skip, need, skip + need);
+      if (month.empty()) {
+        // At most skip + need matches, so counted exactly: all of them are skipped.
+        skip -= std::min<Xapian::doccount>(skip, month.get_matches_lower_bound());
+        continue;
       }
-      if (any && seen <= pass_check) {
-        std::vector<Xapian::doccount> checks(parts, 0);
-        for (size_t i = 0; i < parts; ++i) {
-          checks[i] = pass_check - (seen - msets[i].get_matches_lower_bound());
-        }
-        rank(checks, again);
-      }
-    }
-    for (const Xapian::MSet& part : msets) {
-      lower += part.get_matches_lower_bound();
-      upper += part.get_matches_upper_bound();
-      estimated += part.get_matches_estimated();
-    }
-    std::vector<std::vector<Candidate>> found(parts);
-    for (size_t i = 0; i < parts; ++i) {
-      const Xapian::MSet& held = kept[i].emplace_back(std::move(msets[i]));
+      skip = 0;
+      need -= std::min<Xapian::doccount>(need, month.size());
+      const Xapian::MSet& held = (*kept)[i].emplace_back(std::move(month));
       for (Xapian::MSetIterator it = held.begin(); it != held.end(); ++it) {
         found[i].push_back({&held, it, i, it.get_weight()});
       }
+      if (need == 0) break;
     }
-    candidates =
-        parts == 1 ? std::move(found[0]) : Merge(found, rank_first, rank_want, by_value);
+  };
+  split.Run(walk);
+  if (std::find(aborted.begin(), aborted.end(), 1) != aborted.end()) {
+    for (std::deque<Xapian::MSet>& held : *kept) held.clear();
+    return false;
   }
-  if (rerank) {
-    // Each window match's bonus from its own part's handle, the parts in parallel (each on
-    // its own thread, as for materialising hits below), then the window in the new order
-    // (ties: the pass's order, which breaks equal weights by document id), then the page's
-    // start.
-    const size_t window = std::min<size_t>(candidates.size(), kProximityWindow);
-    const auto bonus = [&](size_t i) {
-      for (size_t k = 0; k < window; ++k) {
-        Candidate& c = candidates[k];
-        if (c.part != i) continue;
-        c.weight = ProximityWeighted(
-            c.weight, PairProximity(split.db(i), *c.it, parts[i].proximity_terms));
-      }
-    };
-    bool several = false;
-    for (size_t k = 0; k < window; ++k) several = several || candidates[k].part != 0;
-    if (several) {
-      split.Run(bonus);
-    } else {
-      bonus(0);
-    }
-    std::stable_sort(candidates.begin(), candidates.begin() + static_cast<ptrdiff_t>(window),
-                     [](const Candidate& a, const Candidate& b) { return a.weight > b.weight; });
-    candidates.erase(candidates.begin(),
-                     candidates.begin() + static_cast<ptrdiff_t>(
-                                              std::min<size_t>(first, candidates.size())));
-  }
+  *out = parts == 1 ? std::move(found[0]) : Merge(found, plan.first, plan.want, true);
+  return true;
+}
 
-  Page page;
-  const bool known = !walked && lower == upper;
-  if (walked) {
-    if (options.count_total) {
-      const MatchCount counted = CountMatchesBounded(split, PartQueries(parts), options.count_bound);
-      page.total = counted.count;
-      page.total_exact = counted.exact;
+// RankedPass is the ranking pass's candidates and what it knows of the number of matches.
+struct RankedPass {
+  std::vector<Candidate> candidates;
+  Xapian::doccount lower = 0, upper = 0, estimated = 0;
+};
+
+// RankParts runs one ranking pass per part of the split, in parallel; each part returns its
+// first `rank_first + rank_want` matches and the merge keeps `rank_want` after skipping
+// `rank_first` (one part: the pass skips them itself). Each part counts up to its share of the
+// bound; when that leaves a total that may be within the bound inexact, the parts run again
+// counting up to the whole bound (rare: the matches must lie unevenly). A relevance-ranked
+// disjunction of terms matching more than a third of the index is not split: its pass is a
+// walk along long posting lists, and the shard filter costs more per posting than the split
+// saves (measured: docs/BENCHMARKS.md).
+RankedPass RankParts(const PagePlan& plan, const Xapian::Query& query, Xapian::Enquire& enquire,
+                     Xapian::doccount rank_first, Xapian::doccount rank_want, Kept* kept) {
+  const MatchSplit& split = plan.split;
+  const bool disjunction = !plan.by_value && IsDisjunctionOfTerms(query);
+  const size_t parts =
+      split.parts() > 1 && disjunction &&
+              enquire.get_mset(0, 0).get_matches_estimated() > split.db(0).get_doccount() / 3
+          ? 1
+          : split.parts();
+  std::vector<Xapian::MSet> msets(parts);
+  const Xapian::doccount pass_check = plan.count_here && !plan.count_apart ? plan.check : 0;
+  // Rank runs the parts listed in `run` (all when empty), part i counting up to checks[i].
+  const auto rank = [&](const std::vector<Xapian::doccount>& checks, const std::vector<bool>& run) {
+    const auto body = [&](size_t i) {
+      if (!run.empty() && !run[i]) return;
+      if (parts == 1) {
+        if (plan.spy_here) enquire.add_matchspy(plan.options.spies[0]);
+        msets[0] = enquire.get_mset(rank_first, rank_want, checks[0]);
+        return;
+      }
+      Xapian::Enquire part_enquire(split.db(i));
+      Xapian::MultiValueKeyMaker part_keymaker;
+      plan.Configure(part_enquire, split.Restrict(i, i == 0 ? query : plan.PartQuery(i)),
+                     part_keymaker);
+      if (plan.spy_here) part_enquire.add_matchspy(plan.options.spies[i]);
+      msets[i] = part_enquire.get_mset(0, rank_first + rank_want, checks[i]);
+    };
+    if (parts == 1) {
+      body(0);
+    } else {
+      split.Run(body);
     }
-  } else if (count_apart && options.spies.empty() && known) {
-    page.total = lower;
-  } else if (count_here && !count_apart) {
-    page.total_exact = known;
-    page.total = known ? lower : estimated;
-  } else if (options.count_total && !options.spies.empty()) {
-    page.total = CountMatches(split, PartQueries(parts), options.spies);
-  } else if (options.count_total) {
-    const MatchCount counted = CountMatchesBounded(split, PartQueries(parts), options.count_bound);
-    page.total = counted.count;
-    page.total_exact = counted.exact;
+  };
+  const bool share = parts > 1 && pass_check > 0 && pass_check < plan.doccount && !plan.spy_here;
+  // One more than an even share: two parts that stop there hold more than the bound.
+  const Xapian::doccount per_part =
+      (pass_check + static_cast<Xapian::doccount>(parts) - 1) / static_cast<Xapian::doccount>(parts) + 1;
+  rank(std::vector<Xapian::doccount>(parts, share ? per_part : pass_check), {});
+  if (share) {
+    // Parts that stopped counting at their share run again, each counting up to what the
+    // bound leaves beside the others' matches, when the total may still be within it.
+    Xapian::doccount seen = 0;
+    std::vector<bool> again(parts, false);
+    bool any = false;
+    for (size_t i = 0; i < parts; ++i) {
+      seen += msets[i].get_matches_lower_bound();
+      again[i] = msets[i].get_matches_lower_bound() != msets[i].get_matches_upper_bound();
+      any = any || again[i];
+    }
+    if (any && seen <= pass_check) {
+      std::vector<Xapian::doccount> checks(parts, 0);
+      for (size_t i = 0; i < parts; ++i) {
+        checks[i] = pass_check - (seen - msets[i].get_matches_lower_bound());
+      }
+      rank(checks, again);
+    }
   }
-  // Materialise the page's hits: read each document, fill the hit, cut its snippet. With a
-  // split, each part does its own candidates on its own thread (its handle, its MSet: Xapian
-  // objects are not shared between threads).
+  RankedPass pass;
+  for (const Xapian::MSet& part : msets) {
+    pass.lower += part.get_matches_lower_bound();
+    pass.upper += part.get_matches_upper_bound();
+    pass.estimated += part.get_matches_estimated();
+  }
+  std::vector<std::vector<Candidate>> found(parts);
+  for (size_t i = 0; i < parts; ++i) {
+    const Xapian::MSet& held = (*kept)[i].emplace_back(std::move(msets[i]));
+    for (Xapian::MSetIterator it = held.begin(); it != held.end(); ++it) {
+      found[i].push_back({&held, it, i, it.get_weight()});
+    }
+  }
+  pass.candidates =
+      parts == 1 ? std::move(found[0]) : Merge(found, rank_first, rank_want, plan.by_value);
+  return pass;
+}
+
+// ReRankByProximity re-ranks the first kProximityWindow candidates (the window, from the
+// pass's start) by proximity (search/proximity.h), then drops the `first` the cursor has
+// returned. Each window match's bonus comes from its own part's handle, the parts in parallel
+// (each on its own thread, as for materialising hits); ties keep the pass's order, which
+// breaks equal weights by document id.
+void ReRankByProximity(const PagePlan& plan, std::vector<Candidate>* candidates) {
+  std::vector<Candidate>& c = *candidates;
+  const size_t window = std::min<size_t>(c.size(), kProximityWindow);
+  const auto bonus = [&](size_t i) {
+    for (size_t k = 0; k < window; ++k) {
+      if (c[k].part != i) continue;
+      c[k].weight = ProximityWeighted(
+          c[k].weight, PairProximity(plan.split.db(i), *c[k].it, plan.parts[i].proximity_terms));
+    }
+  };
+  bool several = false;
+  for (size_t k = 0; k < window; ++k) several = several || c[k].part != 0;
+  if (several) {
+    plan.split.Run(bonus);
+  } else {
+    bonus(0);
+  }
+  std::stable_sort(c.begin(), c.begin() + static_cast<ptrdiff_t>(window),
+                   [](const Candidate& a, const Candidate& b) { return a.weight > b.weight; });
+  c.erase(c.begin(), c.begin() + static_cast<ptrdiff_t>(std::min<size_t>(plan.first, c.size())));
+}
+
+// CountTotal fills page->total (and total_exact) as PageOptions::count_total asks: from the
+// ranking pass when it counted (`pass`, null after a month walk), else by a count apart.
+void CountTotal(const PagePlan& plan, const RankedPass* pass, Page* page) {
+  const PageOptions& options = plan.options;
+  const bool known = pass != nullptr && pass->lower == pass->upper;
+  const auto bounded = [&] {
+    const MatchCount counted =
+        CountMatchesBounded(plan.split, PartQueries(plan.parts), options.count_bound);
+    page->total = counted.count;
+    page->total_exact = counted.exact;
+  };
+  if (pass == nullptr) {
+    if (options.count_total) bounded();
+  } else if (plan.count_apart && options.spies.empty() && known) {
+    page->total = pass->lower;
+  } else if (plan.count_here && !plan.count_apart) {
+    page->total_exact = known;
+    page->total = known ? pass->lower : pass->estimated;
+  } else if (options.count_total && !options.spies.empty()) {
+    page->total = CountMatches(plan.split, PartQueries(plan.parts), options.spies);
+  } else if (options.count_total) {
+    bounded();
+  }
+}
+
+// MaterialiseHits reads the page's documents, fills its hits (snippets, explanations) and the
+// cursor of the next page. With a split, each part does its own candidates on its own thread
+// (its handle, its MSet: Xapian objects are not shared between threads).
+absl::Status MaterialiseHits(const PagePlan& plan, const std::vector<Candidate>& candidates,
+                             Page* page) {
+  const PageOptions& options = plan.options;
+  const ParsedQuery& parsed = plan.parsed;
   const SnippetTerms snippet_terms =
       options.snippets && parsed.has_text ? SnippetTermsOf(parsed.query) : SnippetTerms();
   const size_t shown = std::min(candidates.size(), static_cast<size_t>(options.size));
@@ -643,12 +676,12 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
       hit.set_snippet(MakeSnippet(snippet_terms, parsed.has_text, *iwc, options.snippet_bytes));
     }
     if (options.explain && parsed.has_text) {
-      Explain(split.db(candidate.part), parts[candidate.part].explain_parts,
-              candidate.weight - candidate.it.get_weight(), parts[candidate.part].proximity_terms,
-              &hit);
+      Explain(plan.split.db(candidate.part), plan.parts[candidate.part].explain_parts,
+              candidate.weight - candidate.it.get_weight(),
+              plan.parts[candidate.part].proximity_terms, &hit);
     }
-    if (by_value) {
-      hits[k].sort_value = doc.get_value(slot);
+    if (plan.by_value) {
+      hits[k].sort_value = doc.get_value(plan.slot);
       hits[k].number_value = doc.get_value(index::kNumberSlot);
     }
   };
@@ -657,7 +690,7 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
   if (merged) {
     // SnippetTermsOf above read part 0's query on this thread; only part i touches its objects
     // below.
-    split.Run([&](size_t i) {
+    plan.split.Run([&](size_t i) {
       for (size_t k = 0; k < shown; ++k) {
         if (candidates[k].part == i) materialise(k);
       }
@@ -665,15 +698,16 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
   } else {
     for (size_t k = 0; k < shown; ++k) materialise(k);
   }
+  const PageCursor& cursor = plan.cursor;
   std::string last_sort, last_number;
   uint64_t ties = 0;
   for (Shown& shown_hit : hits) {
     RETURN_IF_ERROR(shown_hit.status);
-    page.hits.push_back(std::move(shown_hit.hit));
-    if (by_value) {
+    page->hits.push_back(std::move(shown_hit.hit));
+    if (plan.by_value) {
       const bool same = shown_hit.sort_value == last_sort && shown_hit.number_value == last_number;
       // Ties carried over from the previous page count when the key did not move.
-      const bool same_as_cursor = page.hits.size() == 1 && cursor.keyset &&
+      const bool same_as_cursor = page->hits.size() == 1 && cursor.keyset &&
                                   shown_hit.sort_value == cursor.sort_value &&
                                   shown_hit.number_value == cursor.number_value;
       ties = same ? ties + 1 : (same_as_cursor ? cursor.ties + 1 : 1);
@@ -683,15 +717,56 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
   }
   if (candidates.size() > shown) {
     PageCursor next;
-    next.offset = cursor.offset + page.hits.size();
-    if (by_value && !last_sort.empty()) {
+    next.offset = cursor.offset + page->hits.size();
+    if (plan.by_value && !last_sort.empty()) {
       next.keyset = true;
       next.sort_value = last_sort;
       next.number_value = last_number;
       next.ties = ties;
     }
-    page.next = next;
+    page->next = next;
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<ParsedQuery>& parts,
+                               const PageCursor& cursor, const PageOptions& options) {
+  if (parts.size() != split.parts() ||
+      (!options.spies.empty() && options.spies.size() != split.parts())) {
+    return absl::InternalError("FetchPage: one query (and spy, if any) per part of the split");
+  }
+  PagePlan plan(split, parts, cursor, options);
+  const Xapian::Query query = plan.PartQuery(0);
+  plan.count_apart = plan.count_here && !plan.by_value && IsDisjunctionOfTerms(query);
+  plan.spy_here = plan.count_here && !plan.count_apart && !options.spies.empty();
+  Xapian::Enquire enquire(split.db(0));
+  Xapian::MultiValueKeyMaker keymaker;
+  plan.Configure(enquire, query, keymaker);
+
+  // The page's matches in order, from MSets kept alive in `kept` (per part): a month walk when
+  // it applies, else one ranking pass (per part).
+  Kept kept(split.parts());
+  std::vector<Candidate> candidates;
+  Page page;
+  if (WalkMonths(plan, query, enquire, &kept, &candidates)) {
+    CountTotal(plan, nullptr, &page);
+  } else {
+    // A ranked query of several words re-ranks its best kProximityWindow matches by proximity
+    // (search/proximity.h): a page that reaches into them ranks them all, the pass returning the
+    // window from its start; pages past it are unchanged (the window holds the same matches).
+    const bool rerank = !plan.by_value && plan.parsed.has_text &&
+                        !plan.parsed.proximity_terms.empty() && plan.first < kProximityWindow;
+    const Xapian::doccount rank_first = rerank ? 0 : plan.first;
+    const Xapian::doccount rank_want =
+        rerank ? std::max<Xapian::doccount>(kProximityWindow, plan.first + plan.want) : plan.want;
+    RankedPass pass = RankParts(plan, query, enquire, rank_first, rank_want, &kept);
+    candidates = std::move(pass.candidates);
+    if (rerank) ReRankByProximity(plan, &candidates);
+    CountTotal(plan, &pass, &page);
+  }
+  RETURN_IF_ERROR(MaterialiseHits(plan, candidates, &page));
   return page;
 }
 
