@@ -756,7 +756,7 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
     // A ranked query of several words re-ranks its best kProximityWindow matches by proximity
     // (search/proximity.h): a page that reaches into them ranks them all, the pass returning the
     // window from its start; pages past it are unchanged (the window holds the same matches).
-    const bool rerank = !plan.by_value && plan.parsed.has_text &&
+    const bool rerank = !plan.by_value && plan.parsed.has_text && options.size > 0 &&
                         !plan.parsed.proximity_terms.empty() && plan.first < kProximityWindow;
     const Xapian::doccount rank_first = rerank ? 0 : plan.first;
     const Xapian::doccount rank_want =

@@ -38,7 +38,8 @@ inline constexpr double kPhraseCredit = 1.0;
 // thousands of times in a pasted log).
 inline constexpr size_t kMaxPositionsRead = 4096;
 
-// ProximityTerms are the positional terms of a query's unquoted words, in the query's order:
+// ProximityTerms are the positional terms of a query's unquoted words (excluded ones left out),
+// in the query's order; words of different OR branches or groups are chained like the rest:
 // each word's token parts (`pin_memory()` gives pin, memory), lower-cased, as the all-text
 // posting lists hold them. Empty when fewer than two.
 std::vector<std::string> ProximityTerms(const std::vector<std::string>& words);

@@ -229,6 +229,7 @@ class Parser {
     if (t.kind != TokenKind::kNot && t.kind != TokenKind::kMinus) return ParseAtom();
     ++pos_;
     if (!StartsTerm()) return Dangling(t);
+    const size_t words_before = bonus_words_.size();
     absl::StatusOr<Clause> operand = ParseUnary();
     if (!operand.ok()) return operand.status();
     if (operand->query.empty()) {
@@ -236,6 +237,9 @@ class Parser {
           "nothing to negate after ", DescribeToken(t), ": sort: and in: are not filters"));
     }
     operand->negated = !operand->negated;
+    // An excluded word earns no title bonus and is no neighbour for proximity (`kv -foo cache`
+    // weighs `kv cache`).
+    if (operand->negated) bonus_words_.resize(words_before);
     return operand;
   }
 

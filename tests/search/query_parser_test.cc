@@ -294,6 +294,32 @@ TEST(QueryLanguageTest, ReportsTextAndSortOrder) {
   }
 }
 
+// The words a ranked query re-ranks by proximity (search/proximity.h): unquoted, in order,
+// identifiers as their parts; excluded words and quoted phrases left out; none when sorted.
+TEST(QueryLanguageTest, ProximityTermsAreTheRankedWordsNotTheExcludedOnes) {
+  Xapian::WritableDatabase db = FixtureDatabase();
+  QueryParser parser(db);
+  struct Case {
+    std::string query;
+    std::vector<std::string> terms;
+  };
+  const std::vector<Case> cases = {
+      {"kv cache", {"kv", "cache"}},
+      {"kv cache -foo", {"kv", "cache"}},
+      {"kv -foo cache", {"kv", "cache"}},
+      {"kv NOT foo cache label:bug", {"kv", "cache"}},
+      {"pin_memory() slow", {"pin", "memory", "slow"}},
+      {"\"out of memory\" crash", {}},
+      {"crash", {}},
+      {"kv cache sort:created", {}},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<ParsedQuery> parsed = parser.Parse(c.query);
+    ASSERT_TRUE(parsed.ok()) << c.query << ": " << parsed.status();
+    EXPECT_EQ(parsed->proximity_terms, c.terms) << c.query;
+  }
+}
+
 TEST(QueryLexerTest, SplitsTokensWithColumns) {
   absl::StatusOr<std::vector<Token>> tokens =
       Lex("(crash OR -label:\"module: cuda\",bug) \"a b\" std::vector http://x");
