@@ -249,8 +249,8 @@ struct Candidate {
   const Xapian::MSet* mset;
   Xapian::MSetIterator it;
   size_t part = 0;  // the part of the split whose handle and thread it belongs to
-  // The weight, with the proximity bonus once re-ranked (else the match's weight).
-  double weight = it.get_weight();
+  // The match's weight, with the proximity bonus once re-ranked.
+  double weight = 0;
 };
 
 // Before says whether `a` comes before `b` in Xapian's order of a ranked match: the sort key

@@ -25,7 +25,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
   app->add_option("--log-level", line->log_level, "trace, debug, info, warn, error, off")
       ->capture_default_str();
 
-  auto& crawl = *(line->crawl = std::make_shared<CrawlCommandOptions>());
+  auto& crawl = line->crawl;
   auto* crawl_cmd = app->add_subcommand(
       "crawl", "crawl repositories into a data directory (one-machine mode); re-run to update");
   crawl_cmd->add_option("repos", crawl.repos, "repositories, e.g. github:pytorch/pytorch")
@@ -57,13 +57,13 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
                         "first bench of a token after a secondary limit without Retry-After")
       ->check(CLI::NonNegativeNumber);
 
-  auto& reparse = *(line->reparse = std::make_shared<ReparseCommandOptions>());
+  auto& reparse = line->reparse;
   auto* reparse_cmd = app->add_subcommand(
       "reparse", "re-derive stored issues and comments from the kept raw pages (no re-crawl)");
   reparse_cmd->add_option("--data", reparse.data_dir, "data directory of `crawl`")->required();
   reparse_cmd->add_option("--repo", reparse.repo, "one repository (default: all)");
 
-  auto& search = *(line->search = std::make_shared<SearchCommandOptions>());
+  auto& search = line->search;
   auto* search_cmd = app->add_subcommand("search", "search the index (see docs/QUERY.md)");
   search_cmd->add_option("query", search.query, "query, e.g. '\"out of memory\" is:open'")
       ->required();
@@ -81,7 +81,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
   search_cmd->add_option("--facet-limit", search.facet_limit, "values printed per facet")
       ->capture_default_str()->check(CLI::Range(1, 1000));
 
-  auto& export_options = *(line->export_options = std::make_shared<ExportCommandOptions>());
+  auto& export_options = line->export_options;
   auto* export_cmd = app->add_subcommand("export", "write every hit of a query as JSONL or CSV");
   export_cmd->add_option("query", export_options.query, "query (empty: every issue)");
   export_cmd->add_option("--data", export_options.target.data_dir, "data directory of `crawl`");
@@ -94,7 +94,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
       ->capture_default_str();
   export_cmd->add_flag("--snippets", export_options.snippets, "include highlighted snippets");
 
-  auto& table = *(line->table = std::make_shared<TableCommandOptions>());
+  auto& table = line->table;
   auto* table_cmd = app->add_subcommand(
       "table", "count issues by kind, theme, repo, ... as a Markdown or CSV pivot table");
   table_cmd->add_option("--query", table.query, "query (default: every issue)");
@@ -108,7 +108,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
   table_cmd->add_option("--server", table.target.server, "search service HOST:PORT");
   AddSearchTlsFlags(table_cmd, &table.target.tls);
 
-  auto& show = *(line->show = std::make_shared<ShowCommandOptions>());
+  auto& show = line->show;
   auto* show_cmd = app->add_subcommand("show", "show one issue with its comments");
   show_cmd->add_option("issue", show.issue, "OWNER/NAME#N or github:OWNER/NAME#N")->required();
   show_cmd->add_option("--data", show.target.data_dir, "data directory of `crawl`");
@@ -116,7 +116,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
   AddSearchTlsFlags(show_cmd, &show.target.tls);
   show_cmd->add_flag("--json", show.json, "print JSON");
 
-  auto& up = *(line->up = std::make_shared<UpCommandOptions>());
+  auto& up = line->up;
   auto* up_cmd = app->add_subcommand(
       "up", "run the cluster as separate processes on loopback, over the tracker simulator");
   up_cmd->add_flag("--demo", up.demo, "run the demo (crawl, search, re-crawl) and exit");
@@ -132,7 +132,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
       ->capture_default_str();
   up_cmd->add_option("--seed", up.seed, "simulator seed")->capture_default_str();
 
-  auto& status = *(line->status = std::make_shared<StatusCommandOptions>());
+  auto& status = line->status;
   auto* status_cmd = app->add_subcommand("status", "show the coordinator's status");
   status_cmd->add_option("--coordinator", status.coordinator, "coordinator HOST:PORT")->required();
   status_cmd->add_flag("--json", status.json, "print JSON");
@@ -146,7 +146,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
   status_cmd->add_option("--tls-key", status.tls.key, "PEM private key of --tls-cert");
 
   // Admin commands: change the coordinator's catalog and schedules.
-  auto& admin = *(line->admin = std::make_shared<AdminCommandOptions>());
+  auto& admin = line->admin;
   auto add_admin = [&admin, line](CLI::App* parent, const std::string& name, const std::string& action,
                        const std::string& help, const std::string& args_help) {
     CLI::App* cmd = parent->add_subcommand(name, help);
@@ -160,7 +160,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
     cmd->add_option("--tls-key", admin.target.tls.key, "PEM private key of --tls-cert");
     cmd->add_option("args", admin.args, args_help);
     cmd->callback([line, action] {
-      line->admin->action = action;
+      line->admin.action = action;
       line->command = "admin";
     });
     return cmd;
@@ -239,7 +239,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
                     "kind score of a strong bug symptom (two or more cues of one bug theme)")
         ->capture_default_str();
   };
-  auto& tax_train = *(line->tax_train = std::make_shared<TaxonomyTrainOptions>());
+  auto& tax_train = line->tax_train;
   auto* train_cmd = taxonomy_cmd->add_subcommand("train", "train a classifier model");
   train_cmd->add_option("--data", tax_train.data, "labelled issues, JSONL or CSV")->required();
   train_cmd->add_option("--out", tax_train.out, "model file to write")->required();
@@ -252,7 +252,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
                         "hold out this fraction (chosen by --seed), train on the rest and "
                         "report the classifier's scores on it")
       ->capture_default_str()->check(CLI::Range(0.0, 0.95));
-  auto& tax_eval = *(line->tax_eval = std::make_shared<TaxonomyEvalOptions>());
+  auto& tax_eval = line->tax_eval;
   auto* eval_cmd = taxonomy_cmd->add_subcommand("eval", "evaluate against gold tags");
   eval_cmd->add_option("--data", tax_eval.data, "labelled issues, JSONL or CSV")->required();
   eval_cmd->add_option("--model", tax_eval.model,
@@ -260,7 +260,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
       ->capture_default_str();
   eval_cmd->add_option("--taxonomy", tax_eval.taxonomy, "taxonomy file (default: llm-dl/1)");
   add_eval_flags(eval_cmd, &tax_eval);
-  auto& tax_cv = *(line->tax_cv = std::make_shared<TaxonomyCvOptions>());
+  auto& tax_cv = line->tax_cv;
   auto* cv_cmd = taxonomy_cmd->add_subcommand(
       "cv", "k-fold cross-validation within one labelled file (folds by repository if given)");
   cv_cmd->add_option("--data", tax_cv.data, "labelled issues, JSONL or CSV")->required();
@@ -270,7 +270,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
                    "stratified folds even when the records carry a repository");
   add_train_flags(cv_cmd, &tax_cv.train);
   add_eval_flags(cv_cmd, &tax_cv.eval);
-  auto& tax_classify = *(line->tax_classify = std::make_shared<TaxonomyClassifyOptions>());
+  auto& tax_classify = line->tax_classify;
   auto* classify_cmd = taxonomy_cmd->add_subcommand("classify", "tag issues from a file");
   classify_cmd->add_option("--input", tax_classify.input, "issues, JSONL or CSV")->required();
   classify_cmd->add_option("--model", tax_classify.model,
@@ -279,7 +279,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
   classify_cmd->add_option("--taxonomy", tax_classify.taxonomy,
                            "taxonomy file (default: llm-dl/1)");
 
-  auto& reindex = *(line->reindex = std::make_shared<ReindexCommandOptions>());
+  auto& reindex = line->reindex;
   auto* reindex_cmd = app->add_subcommand(
       "reindex", "re-tag the stored issues of a data directory's index (no re-crawl)");
   reindex_cmd->add_option("--data", reindex.data_dir, "data directory of `crawl`")->required();
@@ -295,7 +295,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
   auto* study_cmd = app->add_subcommand(
       "study", "sample, export, import, measure agreement, adjudicate and report (docs/STUDY.md)");
   study_cmd->require_subcommand(1);
-  auto& study_sample = *(line->study_sample = std::make_shared<StudySampleOptions>());
+  auto& study_sample = line->study_sample;
   auto* study_sample_cmd = study_cmd->add_subcommand(
       "sample", "draw a stratified, seeded sample of a query's issues into a study directory");
   study_sample_cmd->add_option("query", study_sample.query, "query (empty: every issue)");
@@ -315,7 +315,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
   study_sample_cmd->add_option("--taxonomy", study_sample.taxonomy,
                                "taxonomy file of the labels (default: llm-dl/1)");
   study_sample_cmd->add_flag("--force", study_sample.force, "replace a sample already in --out");
-  auto& study_export = *(line->study_export = std::make_shared<StudyExportOptions>());
+  auto& study_export = line->study_export;
   auto* study_export_cmd = study_cmd->add_subcommand(
       "export", "write the file annotators fill in, and the taxonomy's definitions");
   study_export_cmd->add_option("--sample", study_export.sample, "study directory")->required();
@@ -330,13 +330,13 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
   study_export_cmd->add_option("--server", study_export.target.server,
                                "search service HOST:PORT (default: the sample's)");
   AddSearchTlsFlags(study_export_cmd, &study_export.target.tls);
-  auto& study_import = *(line->study_import = std::make_shared<StudyImportOptions>());
+  auto& study_import = line->study_import;
   auto* study_import_cmd = study_cmd->add_subcommand(
       "import", "check annotators' label files against the taxonomy and store them");
   study_import_cmd->add_option("--sample", study_import.sample, "study directory")->required();
   study_import_cmd->add_option("files", study_import.files, "ANNOTATOR=FILE (CSV or JSONL)")
       ->required();
-  auto& study_agreement = *(line->study_agreement = std::make_shared<StudyAgreementOptions>());
+  auto& study_agreement = line->study_agreement;
   auto* study_agreement_cmd = study_cmd->add_subcommand(
       "agreement", "Cohen's, Fleiss' kappa and Krippendorff's alpha per field");
   study_agreement_cmd->add_option("--sample", study_agreement.sample, "study directory");
@@ -345,7 +345,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
   study_agreement_cmd->add_option("--taxonomy", study_agreement.taxonomy,
                                   "taxonomy file without --sample (default: llm-dl/1)");
   study_agreement_cmd->add_flag("--json", study_agreement.json, "print JSON");
-  auto& study_adjudicate = *(line->study_adjudicate = std::make_shared<StudyAdjudicateOptions>());
+  auto& study_adjudicate = line->study_adjudicate;
   auto* study_adjudicate_cmd = study_cmd->add_subcommand(
       "adjudicate", "write the disagreements to resolve; with --resolved, the training file");
   study_adjudicate_cmd->add_option("--sample", study_adjudicate.sample, "study directory")
@@ -355,7 +355,7 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
       ->required();
   study_adjudicate_cmd->add_option("--resolved", study_adjudicate.resolved,
                                    "the sheet with its final columns filled in");
-  auto& study_report = *(line->study_report = std::make_shared<StudyReportOptions>());
+  auto& study_report = line->study_report;
   auto* study_report_cmd = study_cmd->add_subcommand(
       "report", "per-kind and per-theme population estimates with confidence intervals");
   study_report_cmd->add_option("--sample", study_report.sample, "study directory")->required();
@@ -390,69 +390,69 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
 
 absl::Status RunCommand(const CommandLine& line) {
   if (line.command == "crawl") {
-    CrawlCommandOptions crawl = *line.crawl;
+    CrawlCommandOptions crawl = line.crawl;
     crawl.include_pull_requests = !line.no_pull_requests;
     crawl.secondary_backoff = absl::Seconds(line.secondary_backoff_s);
     return RunCrawl(crawl);
   }
   if (line.command == "reparse") {
-    return RunReparse(*line.reparse);
+    return RunReparse(line.reparse);
   }
   if (line.command == "search") {
-    return RunSearch(*line.search);
+    return RunSearch(line.search);
   }
   if (line.command == "export_options") {
-    return RunExport(*line.export_options);
+    return RunExport(line.export_options);
   }
   if (line.command == "table") {
-    return RunTable(*line.table);
+    return RunTable(line.table);
   }
   if (line.command == "show") {
-    return RunShow(*line.show);
+    return RunShow(line.show);
   }
   if (line.command == "up") {
-    UpCommandOptions up = *line.up;
+    UpCommandOptions up = line.up;
     up.log_level = line.log_level;
     return RunUp(up);
   }
   if (line.command == "status") {
-    return RunStatus(*line.status);
+    return RunStatus(line.status);
   }
   if (line.command == "admin") {
-    return RunAdmin(*line.admin);
+    return RunAdmin(line.admin);
   }
   if (line.command == "tax_train") {
-    return RunTaxonomyTrain(*line.tax_train);
+    return RunTaxonomyTrain(line.tax_train);
   }
   if (line.command == "tax_eval") {
-    return RunTaxonomyEval(*line.tax_eval);
+    return RunTaxonomyEval(line.tax_eval);
   }
   if (line.command == "tax_cv") {
-    return RunTaxonomyCv(*line.tax_cv);
+    return RunTaxonomyCv(line.tax_cv);
   }
   if (line.command == "tax_classify") {
-    return RunTaxonomyClassify(*line.tax_classify);
+    return RunTaxonomyClassify(line.tax_classify);
   }
   if (line.command == "reindex") {
-    return RunReindex(*line.reindex);
+    return RunReindex(line.reindex);
   }
   if (line.command == "study_sample") {
-    return RunStudySample(*line.study_sample);
+    return RunStudySample(line.study_sample);
   }
   if (line.command == "study_export") {
-    return RunStudyExport(*line.study_export);
+    return RunStudyExport(line.study_export);
   }
   if (line.command == "study_import") {
-    return RunStudyImport(*line.study_import);
+    return RunStudyImport(line.study_import);
   }
   if (line.command == "study_agreement") {
-    return RunStudyAgreement(*line.study_agreement);
+    return RunStudyAgreement(line.study_agreement);
   }
   if (line.command == "study_adjudicate") {
-    return RunStudyAdjudicate(*line.study_adjudicate);
+    return RunStudyAdjudicate(line.study_adjudicate);
   }
   if (line.command == "study_report") {
-    return RunStudyReport(*line.study_report);
+    return RunStudyReport(line.study_report);
   }
   return absl::InvalidArgumentError("no command given (see --help)");
 }

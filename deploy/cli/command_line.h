@@ -3,7 +3,6 @@
 // parse without running.
 #pragma once
 
-#include <memory>
 #include <string>
 
 #include "CLI/CLI.hpp"
@@ -29,26 +28,26 @@ struct CommandLine {
   std::string command;
   bool no_pull_requests = false;
   int secondary_backoff_s = 60;
-  std::shared_ptr<CrawlCommandOptions> crawl;
-  std::shared_ptr<ReparseCommandOptions> reparse;
-  std::shared_ptr<SearchCommandOptions> search;
-  std::shared_ptr<ExportCommandOptions> export_options;
-  std::shared_ptr<TableCommandOptions> table;
-  std::shared_ptr<ShowCommandOptions> show;
-  std::shared_ptr<UpCommandOptions> up;
-  std::shared_ptr<StatusCommandOptions> status;
-  std::shared_ptr<AdminCommandOptions> admin;
-  std::shared_ptr<TaxonomyTrainOptions> tax_train;
-  std::shared_ptr<TaxonomyEvalOptions> tax_eval;
-  std::shared_ptr<TaxonomyCvOptions> tax_cv;
-  std::shared_ptr<TaxonomyClassifyOptions> tax_classify;
-  std::shared_ptr<ReindexCommandOptions> reindex;
-  std::shared_ptr<StudySampleOptions> study_sample;
-  std::shared_ptr<StudyExportOptions> study_export;
-  std::shared_ptr<StudyImportOptions> study_import;
-  std::shared_ptr<StudyAgreementOptions> study_agreement;
-  std::shared_ptr<StudyAdjudicateOptions> study_adjudicate;
-  std::shared_ptr<StudyReportOptions> study_report;
+  CrawlCommandOptions crawl;
+  ReparseCommandOptions reparse;
+  SearchCommandOptions search;
+  ExportCommandOptions export_options;
+  TableCommandOptions table;
+  ShowCommandOptions show;
+  UpCommandOptions up;
+  StatusCommandOptions status;
+  AdminCommandOptions admin;
+  TaxonomyTrainOptions tax_train;
+  TaxonomyEvalOptions tax_eval;
+  TaxonomyCvOptions tax_cv;
+  TaxonomyClassifyOptions tax_classify;
+  ReindexCommandOptions reindex;
+  StudySampleOptions study_sample;
+  StudyExportOptions study_export;
+  StudyImportOptions study_import;
+  StudyAgreementOptions study_agreement;
+  StudyAdjudicateOptions study_adjudicate;
+  StudyReportOptions study_report;
 };
 
 // RegisterCommands adds every subcommand and flag to `app`, filling `*line` when app->parse

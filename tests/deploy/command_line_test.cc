@@ -36,11 +36,11 @@ TEST(CommandLineTest, SearchFillsItsOptions) {
                                   "--explain", "--facets", "repo,label", "--limit", "5"});
   EXPECT_EQ(line.command, "search");
   EXPECT_EQ(line.log_level, "info");
-  EXPECT_EQ(line.search->query, "kv cache");
-  EXPECT_EQ(line.search->target.data_dir, "/d");
-  EXPECT_TRUE(line.search->explain);
-  EXPECT_EQ(line.search->limit, 5);
-  EXPECT_THAT(line.search->facets, ElementsAre("repo", "label"));
+  EXPECT_EQ(line.search.query, "kv cache");
+  EXPECT_EQ(line.search.target.data_dir, "/d");
+  EXPECT_TRUE(line.search.explain);
+  EXPECT_EQ(line.search.limit, 5);
+  EXPECT_THAT(line.search.facets, ElementsAre("repo", "label"));
 }
 
 TEST(CommandLineTest, CrawlKeepsItsGlobalFlags) {
@@ -48,33 +48,33 @@ TEST(CommandLineTest, CrawlKeepsItsGlobalFlags) {
                                   "--no-pull-requests", "--secondary-backoff-s", "5",
                                   "--parallel", "3"});
   EXPECT_EQ(line.command, "crawl");
-  EXPECT_THAT(line.crawl->repos, ElementsAre("github:o/r", "gitlab:g/p"));
+  EXPECT_THAT(line.crawl.repos, ElementsAre("github:o/r", "gitlab:g/p"));
   EXPECT_TRUE(line.no_pull_requests);
   EXPECT_EQ(line.secondary_backoff_s, 5);
-  EXPECT_EQ(line.crawl->parallel, 3);
+  EXPECT_EQ(line.crawl.parallel, 3);
 }
 
 TEST(CommandLineTest, AdminCommandsRecordTheirAction) {
   CommandLine line = Parse({"repos", "add", "github:o/r", "--coordinator", "h:1",
                             "--recrawl-interval-s", "60"});
   EXPECT_EQ(line.command, "admin");
-  EXPECT_EQ(line.admin->action, "add");
-  EXPECT_THAT(line.admin->args, ElementsAre("github:o/r"));
-  EXPECT_EQ(line.admin->recrawl_interval_s, 60);
+  EXPECT_EQ(line.admin.action, "add");
+  EXPECT_THAT(line.admin.args, ElementsAre("github:o/r"));
+  EXPECT_EQ(line.admin.recrawl_interval_s, 60);
   line = Parse({"trigger", "--coordinator", "h:1", "--full"});
-  EXPECT_EQ(line.admin->action, "trigger");
-  EXPECT_TRUE(line.admin->full);
+  EXPECT_EQ(line.admin.action, "trigger");
+  EXPECT_TRUE(line.admin.full);
   line = Parse({"drain", "worker-3", "--coordinator", "h:1"});
-  EXPECT_EQ(line.admin->action, "drain");
-  EXPECT_THAT(line.admin->args, ElementsAre("worker-3"));
+  EXPECT_EQ(line.admin.action, "drain");
+  EXPECT_THAT(line.admin.args, ElementsAre("worker-3"));
 }
 
 TEST(CommandLineTest, NestedCommandsAreNamed) {
   EXPECT_EQ(Parse({"taxonomy", "cv", "--data", "f.jsonl", "--folds", "3"}).command, "tax_cv");
   EXPECT_EQ(Parse({"taxonomy", "train", "--data", "f", "--out", "m"}).command, "tax_train");
   EXPECT_EQ(Parse({"study", "report", "--sample", "S"}).command, "study_report");
-  EXPECT_EQ(Parse({"export", "is:open", "--format", "csv"}).export_options->format, "csv");
-  EXPECT_EQ(Parse({"up", "--demo", "--workers", "2"}).up->workers, 2);
+  EXPECT_EQ(Parse({"export", "is:open", "--format", "csv"}).export_options.format, "csv");
+  EXPECT_EQ(Parse({"up", "--demo", "--workers", "2"}).up.workers, 2);
 }
 
 TEST(CommandLineTest, BadCommandLinesAreRefusedNamingTheFlag) {

@@ -38,6 +38,17 @@ v1::SearchResponse MustSearch(Searcher& searcher, const std::string& query, int 
   return response.ok() ? *response : v1::SearchResponse();
 }
 
+// AddIssue indexes an issue of o/r with `title` and `body` into `db`, as the indexer does.
+void AddIssue(Xapian::WritableDatabase& db, int64_t number, const std::string& title,
+              const std::string& body, v1::IssueState state = v1::ISSUE_STATE_OPEN) {
+  testing::IssueSpec spec{v1::TRACKER_GITHUB, "o", "r", number, title, body, {},
+                          state, false, "alice", {},
+                          "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", 0, {}};
+  v1::IssueWithComments iwc = MakeIssue(spec);
+  db.replace_document(index::IdTerm(RepoSlug(iwc.issue().repo()), number),
+                      index::BuildDocument(iwc));
+}
+
 const v1::SearchHit* FindHit(const v1::SearchResponse& response, int64_t number) {
   for (const v1::SearchHit& hit : response.hits()) {
     if (hit.number() == number) return &hit;
@@ -391,12 +402,7 @@ TEST(SearcherStatusTest, ReadsFeedPositions) {
 TEST(SearcherRankingTest, TitleFirstAndLongIssuesBelowShortOnes) {
   Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
   auto add = [&](int64_t number, const std::string& title, const std::string& body) {
-    testing::IssueSpec spec{v1::TRACKER_GITHUB, "o", "r", number, title, body, {},
-                            v1::ISSUE_STATE_OPEN, false, "alice", {},
-                            "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", 0, {}};
-    v1::IssueWithComments iwc = MakeIssue(spec);
-    db.replace_document(index::IdTerm(RepoSlug(iwc.issue().repo()), number),
-                        index::BuildDocument(iwc));
+    AddIssue(db, number, title, body);
   };
   std::string filler;
   for (int i = 0; i < 200; ++i) filler += " lorem ipsum dolor sit amet";
@@ -439,14 +445,7 @@ TEST(SearcherRankingTest, TitleFirstAndLongIssuesBelowShortOnes) {
 TEST(SearcherRankingTest, RelaxesWhenNoIssueHasEveryWord) {
   Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
   auto add = [&](int64_t number, const std::string& title, const std::string& body,
-                 v1::IssueState state) {
-    testing::IssueSpec spec{v1::TRACKER_GITHUB, "o", "r", number, title, body, {},
-                            state, false, "alice", {},
-                            "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", 0, {}};
-    v1::IssueWithComments iwc = MakeIssue(spec);
-    db.replace_document(index::IdTerm(RepoSlug(iwc.issue().repo()), number),
-                        index::BuildDocument(iwc));
-  };
+                 v1::IssueState state) { AddIssue(db, number, title, body, state); };
   add(1, "tokenizer hangs", "the tokenizer hangs on long inputs", v1::ISSUE_STATE_OPEN);
   add(2, "sampler crash", "the sampler crashes at startup", v1::ISSUE_STATE_CLOSED);
   add(3, "tokenizer sampler crash", "both the tokenizer and the sampler crash",
@@ -503,12 +502,7 @@ TEST(SearcherRankingTest, RelaxesWhenNoIssueHasEveryWord) {
 TEST(SearcherRankingTest, ProximityRanksAdjacentWordsFirst) {
   Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
   auto add = [&](int64_t number, const std::string& title, const std::string& body) {
-    testing::IssueSpec spec{v1::TRACKER_GITHUB, "o", "r", number, title, body, {},
-                            v1::ISSUE_STATE_OPEN, false, "alice", {},
-                            "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", 0, {}};
-    v1::IssueWithComments iwc = MakeIssue(spec);
-    db.replace_document(index::IdTerm(RepoSlug(iwc.issue().repo()), number),
-                        index::BuildDocument(iwc));
+    AddIssue(db, number, title, body);
   };
   // Apart: more occurrences of both words, so BM25 alone ranks it first.
   add(1, "server stalls",
