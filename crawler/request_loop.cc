@@ -13,6 +13,14 @@
 #include "crawler/github_parse.h"
 
 namespace issuescope::crawler {
+
+absl::Status UnexpectedResponse(int http_status, const std::string& url) {
+  const std::string where = absl::StrCat("GET ", Redact(url));
+  absl::Status s = HttpStatusToStatus(http_status, where);
+  if (s.ok()) s = absl::UnknownError(absl::StrCat(where, ": unexpected HTTP ", http_status));
+  return s;
+}
+
 namespace {
 
 bool IsRetryableTransportError(const absl::Status& s) {

@@ -48,6 +48,11 @@ struct RequestLoopOptions {
   absl::Duration request_timeout = absl::Seconds(60);
 };
 
+// UnexpectedResponse is the error for a response a crawl cannot use: the code's own error for a
+// 4xx or 5xx, UNKNOWN for a 2xx other than 200 or an unasked-for 304 (never OK). It names the
+// request ("GET " and the redacted URL).
+absl::Status UnexpectedResponse(int http_status, const std::string& url);
+
 class RequestLoop {
  public:
   // RequestLoop sends to `tracker` over `transport` for the repository `slug` (for messages).

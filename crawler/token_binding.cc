@@ -1,28 +1,10 @@
 #include "crawler/token_binding.h"
 
-#include <curl/curl.h>
-
-#include <memory>
-
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/repo_slug.h"
 
 namespace issuescope::crawler {
 namespace {
-
-struct UrlDeleter {
-  void operator()(CURLU* u) const { curl_url_cleanup(u); }
-};
-
-// Part returns one part of a parsed URL ("" when absent).
-std::string Part(CURLU* url, CURLUPart part, unsigned int flags = 0) {
-  char* value = nullptr;
-  if (curl_url_get(url, part, &value, flags) != CURLUE_OK || value == nullptr) return "";
-  std::string out(value);
-  curl_free(value);
-  return out;
-}
 
 std::string FlagOf(v1::Tracker tracker) {
   switch (tracker) {
@@ -33,24 +15,6 @@ std::string FlagOf(v1::Tracker tracker) {
 }
 
 }  // namespace
-
-absl::StatusOr<std::string> ApiOrigin(absl::string_view url) {
-  std::unique_ptr<CURLU, UrlDeleter> parsed(curl_url());
-  if (parsed == nullptr) return absl::ResourceExhaustedError("curl_url: out of memory");
-  const std::string text(url);
-  if (curl_url_set(parsed.get(), CURLUPART_URL, text.c_str(), 0) != CURLUE_OK) {
-    return absl::InvalidArgumentError(absl::StrCat("'", url, "' is not a URL"));
-  }
-  const std::string scheme = absl::AsciiStrToLower(Part(parsed.get(), CURLUPART_SCHEME));
-  if (scheme != "http" && scheme != "https") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", url, "' is not an http:// or https:// URL"));
-  }
-  const std::string host = absl::AsciiStrToLower(Part(parsed.get(), CURLUPART_HOST));
-  const std::string port = Part(parsed.get(), CURLUPART_PORT, CURLU_DEFAULT_PORT);
-  if (host.empty()) return absl::InvalidArgumentError(absl::StrCat("'", url, "' names no host"));
-  return absl::StrCat(scheme, "://", host, ":", port);
-}
 
 absl::Status CheckTokenDestination(absl::string_view api_url, absl::string_view configured_url,
                                    v1::Tracker tracker) {

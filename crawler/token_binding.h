@@ -15,13 +15,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "crawler/repo_crawler.h"
+#include "crawler/urls.h"
 #include "issuescope/v1/model.pb.h"
 
 namespace issuescope::crawler {
-
-// ApiOrigin returns "scheme://host:port" of an http(s) URL: scheme and host in lower case, the
-// port explicit (80/443 by default). INVALID_ARGUMENT for other schemes or an unparsable URL.
-absl::StatusOr<std::string> ApiOrigin(absl::string_view url);
 
 // CheckTokenDestination returns OK when `api_url` (the crawl's API base URL) has the origin of
 // `configured_url` (the worker's API for `tracker`); PERMISSION_DENIED naming both origins and

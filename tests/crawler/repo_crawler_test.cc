@@ -1,13 +1,12 @@
 // RepoCrawler against a scripted FakeTransport, a FakeClock and a real IssueStore on RocksDB's
-// in-memory Env: request economy, cursors and ETags, shift repair, rate limits, retries, and
-// errors.
+// in-memory Env: request economy, cursors and ETags, shift repair, rate limits, retries, the
+// repository request, and errors. One pass's pages (bad bodies, pipelining, next links) are
+// lister_test's.
 #include "crawler/repo_crawler.h"
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -435,154 +434,6 @@ TEST_F(RepoCrawlerTest, ExhaustedRetriesNameTheUrlAndStatusButNotTheToken) {
   EXPECT_NE(msg.find("HTTP 500"), std::string::npos) << msg;
   EXPECT_NE(msg.find("2 retries"), std::string::npos) << msg;
   EXPECT_EQ(msg.find(kToken), std::string::npos) << msg;
-}
-
-TEST_F(RepoCrawlerTest, InvalidJsonIsFetchedAgainThenStored) {
-  ScriptRepo();
-  http_.Respond(kIssues, 200, "[{\"id\": 1, \"number\": 1, \"updated_at\": ");
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}));
-  http_.Respond(kIssues + Since(1), 200, Page({IssueJson(1, T(1))}));
-  http_.Respond(kComments, 200, "[]");
-  auto result = Crawl(Lease());
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->counters.retries(), 1);
-  EXPECT_TRUE(store_->GetIssue("github:octo/hello", 1).ok());
-}
-
-TEST_F(RepoCrawlerTest, InvalidJsonStoresNothingAndNamesTheUrl) {
-  ScriptRepo();
-  for (int i = 0; i <= options_.max_retries; ++i) {
-    http_.Respond(kIssues, 200, "[{\"id\": 1, \"number\": 1, \"updated_at\": ");
-  }
-  auto result = Crawl(Lease());
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(result.status().message().find(kIssues), absl::string_view::npos) << result.status();
-  EXPECT_NE(result.status().message().find("invalid JSON"), absl::string_view::npos);
-  EXPECT_EQ(store_->last_seq(), 0u);
-}
-
-TEST_F(RepoCrawlerTest, ProgressErrorStopsTheCrawlAtOnce) {
-  progress_status_ = absl::FailedPreconditionError("lease epoch 1 is stale");
-  ScriptRepo();
-  const std::string p2 = std::string(kIssues) + "&page=2";
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}), {{"Link", "<" + p2 + ">; rel=\"next\""}});
-  http_.Respond(p2, 200, Page({IssueJson(2, T(2))}));
-  auto result = Crawl(Lease());
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
-  // Page 2 may already be in flight (pipelining) while page 1 is stored and reported: it is
-  // dropped, never stored, and nothing is requested after it.
-  EXPECT_GE(http_.Requests().size(), 2u);
-  EXPECT_LE(http_.Requests().size(), 3u);
-  EXPECT_EQ(reports_.size(), 1u);
-  EXPECT_EQ(store_->GetIssue("github:octo/hello", 2).status().code(), absl::StatusCode::kNotFound);
-}
-
-TEST_F(RepoCrawlerTest, NextPageIsRequestedWhileThePageBeforeIsStored) {
-  ScriptRepo();
-  const std::string p2 = std::string(kIssues) + "&page=2";
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}), {{"Link", "<" + p2 + ">; rel=\"next\""}});
-  http_.Respond(p2, 200, Page({IssueJson(2, T(2))}));
-  http_.Respond(kIssues + Since(2), 200, Page({IssueJson(2, T(2))}));
-  http_.Respond(kComments, 200, "[]");
-  RepoCrawler crawler(&http_, store_.get(), &clock_, options_);
-  bool page2_in_flight = false;
-  int reports = 0;
-  auto result = crawler.Crawl(Lease(), [&](const CrawlProgress& p) {
-    if (++reports == 1) {
-      // Page 1 is stored; page 2 was requested meanwhile, but is not stored yet.
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      while (http_.Requests().size() < 3 && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
-      page2_in_flight = http_.Urls().size() == 3 && http_.Urls()[2] == p2;
-      EXPECT_FALSE(store_->GetIssue("github:octo/hello", 2).ok());
-      EXPECT_EQ(p.counters.issues_stored(), 1);
-    }
-    return absl::OkStatus();
-  });
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_TRUE(page2_in_flight);
-  // Pipelining changes when requests are sent, not which: the same minimum as serial paging.
-  EXPECT_EQ(http_.Urls(), (std::vector<std::string>{kRepoUrl, kIssues, p2, kIssues + Since(2),
-                                                    kComments}));
-  EXPECT_EQ(result->counters.requests(), 5);
-  EXPECT_EQ(result->counters.issues_stored(), 2);
-  EXPECT_EQ(FormatRfc3339(FromProto(result->cursor->issues_since())), T(2));
-}
-
-TEST_F(RepoCrawlerTest, FailedPrefetchedPageLeavesThePageBeforeStoredAndReported) {
-  options_.max_retries = 1;
-  ScriptRepo();
-  const std::string p2 = std::string(kIssues) + "&page=2";
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}), {{"Link", "<" + p2 + ">; rel=\"next\""}});
-  http_.Respond(p2, 500, "oops");
-  http_.Respond(p2, 500, "oops");
-  auto result = Crawl(Lease());
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_NE(result.status().message().find(p2), std::string::npos) << result.status();
-  EXPECT_EQ(http_.Pending(), 0u);
-  EXPECT_TRUE(store_->GetIssue("github:octo/hello", 1).ok());
-  EXPECT_EQ(store_->last_seq(), 1u);  // page 1 only
-  ASSERT_EQ(reports_.size(), 1u);     // page 1; no cursor was reported (the listing is unfinished)
-  EXPECT_FALSE(reports_[0].cursor.has_value());
-}
-
-TEST_F(RepoCrawlerTest, BadBodyIsFetchedAgainWhileTheNextPageIsAlreadyIn) {
-  ScriptRepo();
-  const std::string p2 = std::string(kIssues) + "&page=2";
-  const Headers next = {{"Link", "<" + p2 + ">; rel=\"next\""}};
-  http_.Respond(kIssues, 200, "[{\"id\": 1, \"number\": 1, \"updated_at\": ", next);
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}), next);
-  http_.Respond(p2, 200, Page({IssueJson(2, T(2))}));
-  http_.Respond(kIssues + Since(2), 200, Page({IssueJson(2, T(2))}));
-  http_.Respond(kComments, 200, "[]");
-  auto result = Crawl(Lease());
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(http_.Pending(), 0u);
-  EXPECT_EQ(result->counters.requests(), 6);  // page 2 once, though it was in before page 1
-  EXPECT_EQ(result->counters.retries(), 1);
-  EXPECT_EQ(result->counters.issues_stored(), 2);
-  EXPECT_EQ(FormatRfc3339(FromProto(result->cursor->issues_since())), T(2));
-}
-
-TEST_F(RepoCrawlerTest, WithoutPipeliningAStoppedCrawlSendsNoFurtherRequest) {
-  options_.pipeline_pages = false;
-  progress_status_ = absl::FailedPreconditionError("lease epoch 1 is stale");
-  ScriptRepo();
-  const std::string p2 = std::string(kIssues) + "&page=2";
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}), {{"Link", "<" + p2 + ">; rel=\"next\""}});
-  http_.Respond(p2, 200, Page({IssueJson(2, T(2))}));
-  auto result = Crawl(Lease());
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(http_.Requests().size(), 2u);  // page 2 never fetched
-  EXPECT_EQ(reports_.size(), 1u);
-}
-
-TEST_F(RepoCrawlerTest, TokensInUrlsAreRedacted) {
-  ScriptRepo();
-  const std::string p2 = "https://api.test/x?page=2&access_token=" + std::string(kToken);
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}), {{"Link", "<" + p2 + ">; rel=\"next\""}});
-  // (A 422 there would restart the listing from the since cursor: see deep_page_test.)
-  http_.Respond(p2, 404, R"({"message": "Not Found"})");
-  auto result = Crawl(Lease());
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(result.status().message().find(kToken), absl::string_view::npos) << result.status();
-  EXPECT_NE(result.status().message().find("REDACTED"), absl::string_view::npos);
-}
-
-TEST_F(RepoCrawlerTest, NextLinkToAnotherHostIsRefused) {
-  ScriptRepo();
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}),
-                {{"Link", "<https://evil.example/steal?page=2>; rel=\"next\""}});
-  auto result = Crawl(Lease());
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(http_.Requests().size(), 2u);
 }
 
 TEST_F(RepoCrawlerTest, MissingRepositoryIsGone) {

@@ -29,6 +29,7 @@ TESTS=(
   crawler_curl_transport_test crawler_fault_crawl_test crawler_forge_crawler_test
   crawler_store_service_test crawler_worker_test crawler_worker_flags_test
   crawler_shift_repair_test crawler_request_loop_test crawler_page_ingest_test
+  crawler_lister_test crawler_urls_test
   deploy_command_line_test
   coordinator_assignment_test coordinator_catalog_config_test coordinator_coordinator_core_test
   coordinator_coordinator_service_test coordinator_failover_test coordinator_home_grace_test
