@@ -243,7 +243,9 @@ absl::StatusOr<TokenPool::Lease> TokenPool::Acquire(const std::function<bool()>&
       return Lease{best, e.cred.token};
     }
     if (any_busy) {
+      ++busy_waiters_;
       released_.wait_for(lock, kBusyPoll);
+      --busy_waiters_;
       continue;
     }
     if (earliest > deadline) {

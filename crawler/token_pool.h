@@ -167,6 +167,12 @@ class TokenPool {
   // RESOURCE_EXHAUSTED when no token becomes usable within max_wait.
   absl::StatusOr<Lease> Acquire(const std::function<bool()>& cancelled = {});
 
+  // busy_waiters is the number of Acquire calls waiting now for a token another request holds.
+  int busy_waiters() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return busy_waiters_;
+  }
+
   // Release gives a lease back with the response's rate headers (`seen`, fields -1 when
   // absent), its outcome and, for a secondary limit, the Retry-After delay.
   void Release(const Lease& lease, const RateLimit& seen, TokenOutcome outcome,
@@ -229,6 +235,7 @@ class TokenPool {
 
   mutable std::mutex mu_;
   std::condition_variable released_;
+  int busy_waiters_ = 0;       // guarded by mu_
   std::vector<Entry> tokens_;  // guarded by mu_
   std::map<std::string, Allowance> allowances_;  // guarded by mu_; by account
   std::map<std::string, int64_t> lent_;           // guarded by mu_; requests lent, by account

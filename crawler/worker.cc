@@ -164,8 +164,8 @@ int CrawlerWorker::Leave() {
   {
     std::unique_lock<std::mutex> lock(mu_);
     const bool finished =
-        wake_.wait_for(lock, absl::ToChronoMilliseconds(options_.drain_timeout),
-                       [this] { return AllCrawlsFinishedLocked(); });
+        clock_->AwaitWithDeadline(lock, wake_, clock_->Now() + options_.drain_timeout,
+                                  [this] { return AllCrawlsFinishedLocked(); });
     if (!finished) {
       for (auto& [key, crawl] : crawls_) {
         if (crawl->finished.load()) continue;
@@ -176,8 +176,8 @@ int CrawlerWorker::Leave() {
                    "and their repositories continue from the last reported cursor",
                    absl::FormatDuration(options_.drain_timeout), cancelled);
       // Their releases report the store's final seq; wait for the threads to send them.
-      wake_.wait_for(lock, absl::ToChronoMilliseconds(options_.rpc_timeout),
-                     [this] { return AllCrawlsFinishedLocked(); });
+      clock_->AwaitWithDeadline(lock, wake_, clock_->Now() + options_.rpc_timeout,
+                                [this] { return AllCrawlsFinishedLocked(); });
     }
     // Serve the store until the coordinator removes this worker: it waits for the indexers to
     // read the store's feed (heartbeats carry its seq and bring the answer). A coordinator that
@@ -187,8 +187,8 @@ int CrawlerWorker::Leave() {
       spdlog::info("worker {}: crawls ended; serving store {} (seq {}) until the indexers have "
                    "read it (at most {})", options_.worker_id, store_->store_id(),
                    store_->last_seq(), absl::FormatDuration(options_.drain_feed_wait));
-      if (!wake_.wait_for(lock, absl::ToChronoMilliseconds(options_.drain_feed_wait),
-                          [this] { return removed_.load() || stopping_; })) {
+      if (!clock_->AwaitWithDeadline(lock, wake_, clock_->Now() + options_.drain_feed_wait,
+                                     [this] { return removed_.load() || stopping_; })) {
         spdlog::warn("worker {}: the coordinator did not release it within {}; leaving anyway "
                      "(it will crawl this store's repositories again elsewhere)",
                      options_.worker_id, absl::FormatDuration(options_.drain_feed_wait));
@@ -222,6 +222,12 @@ int CrawlerWorker::active_crawls() const {
   int n = 0;
   for (const auto& [key, crawl] : crawls_) n += crawl->finished.load() ? 0 : 1;
   return n;
+}
+
+bool CrawlerWorker::AwaitDrained(absl::Duration real_timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return wake_.wait_for(lock, absl::ToChronoMilliseconds(real_timeout),
+                        [this] { return drained_.load(); });
 }
 
 bool CrawlerWorker::WaitFor(absl::Duration d) {
@@ -310,7 +316,10 @@ void CrawlerWorker::RunLoop() {
         spdlog::info("worker {}: drained and released by the coordinator: exiting",
                      options_.worker_id);
       }
-      drained_.store(true);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        drained_.store(true);
+      }
       wake_.notify_all();
     }
   } while (WaitFor(options_.poll_interval));

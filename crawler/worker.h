@@ -25,8 +25,10 @@
 //
 // Ownership: borrows the transport, store and clock (they must outlive the worker); shares the
 // coordinator channel. Thread-safety: Start and Stop are called from one thread; everything else
-// runs on the worker's own threads. Timing of polls and heartbeats uses real time (condition
-// waits with deadlines); crawls use the injected Clock.
+// runs on the worker's own threads. The pacing of polls, heartbeats and registration retries
+// is real time (the coordinator's lease timeouts are); the crawls and the waits of Leave (the
+// drain timeout, the releases after it, the wait for the indexers) are on the injected Clock
+// (Clock::AwaitWithDeadline), so a test moves them with a FakeClock.
 #pragma once
 
 #include <atomic>
@@ -158,6 +160,8 @@ class CrawlerWorker {
   // the coordinator has removed it (or drain_feed_wait passed): the process should exit (Stop,
   // then exit 0).
   bool drained() const { return drained_.load(); }
+  // AwaitDrained blocks until drained() or `real_timeout` (real time) passed; returns drained().
+  bool AwaitDrained(absl::Duration real_timeout);
 
   // fatal_error is OK while the worker runs or retries; it holds the coordinator's refusal when
   // RegisterWorker was refused for good (UNAUTHENTICATED, PERMISSION_DENIED: wrong cluster

@@ -119,7 +119,10 @@ TEST_F(TokenPoolTest, WaitsForAReleaseWhenEveryTokenIsBusy) {
     got.store(true);
     pool->Release(*l, RateLimit{}, TokenOutcome::kOk);
   });
-  absl::SleepFor(absl::Milliseconds(20));  // the waiter is blocked on the busy token
+  // The waiter blocks on the busy token (it waits on the pool, not on the clock).
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (pool->busy_waiters() == 0 && absl::Now() < give_up) std::this_thread::yield();
+  EXPECT_EQ(pool->busy_waiters(), 1);
   EXPECT_FALSE(got.load());
   pool->Release(*held, RateLimit{}, TokenOutcome::kOk);
   waiter.join();

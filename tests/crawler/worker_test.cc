@@ -494,7 +494,11 @@ TEST_F(WorkerTest, LeaveCancelsCrawlsStillRunningAtTheDrainTimeout) {
   ASSERT_TRUE(gate.WaitForRequest());
   const absl::Time start = absl::Now();
   std::thread opener([&] {
-    absl::SleepFor(absl::Milliseconds(600));  // past the drain timeout
+    // Once Leave waits out its drain timeout (on the fake clock), move the clock past it; the
+    // crawl still blocked in its request is cancelled, and Leave then waits for its release.
+    ASSERT_TRUE(clock_.AwaitAwaitsBegun(1));
+    clock_.Advance(absl::Milliseconds(301));
+    ASSERT_TRUE(clock_.AwaitAwaitsBegun(2));
     gate.Open();
   });
   EXPECT_EQ(worker_->Leave(), 1);
@@ -517,8 +521,7 @@ TEST_F(WorkerTest, DrainedByTheCoordinatorTakesNoLeasesAndReportsDrained) {
     std::lock_guard<std::mutex> lock(coordinator_.mu_);
     coordinator_.pending_leases.push_back(Lease());
   }
-  for (int i = 0; i < 500 && !worker_->drained(); ++i) absl::SleepFor(absl::Milliseconds(10));
-  EXPECT_TRUE(worker_->drained());
+  EXPECT_TRUE(worker_->AwaitDrained(absl::Seconds(5)));
   EXPECT_TRUE(worker_->draining());
   // The coordinator then forgets the removed worker: it must not register again.
   {
@@ -550,8 +553,7 @@ TEST_F(WorkerTest, DrainedWorkerWaitsUntilTheCoordinatorRemovesIt) {
     EXPECT_EQ(coordinator_.last_heartbeat.store_last_seq(), store_->last_seq());
     coordinator_.hold_removal = false;
   }
-  for (int i = 0; i < 500 && !worker_->drained(); ++i) absl::SleepFor(absl::Milliseconds(10));
-  EXPECT_TRUE(worker_->drained());
+  EXPECT_TRUE(worker_->AwaitDrained(absl::Seconds(5)));
 }
 
 TEST_F(WorkerTest, HeartbeatAnswersCapTheTokenPoolAtItsShareOfTheAccount) {
