@@ -105,7 +105,10 @@ absl::Status ParseIssueRef(absl::string_view ref, std::string* repo_slug, int64_
   std::string spec(ref.substr(0, hash));
   if (spec.find(':') == std::string::npos) spec = "github:" + spec;
   auto repo = ParseRepoSpec(spec);
-  if (!repo.ok()) return repo.status();
+  if (!repo.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("issue '", ref, "': ", repo.status().message()));
+  }
   *repo_slug = RepoSlug(*repo);
   return absl::OkStatus();
 }
