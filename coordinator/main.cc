@@ -21,6 +21,7 @@
 #include "common/grpc_server.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/program_main.h"
 #include "common/subprocess.h"
 #include "common/tls.h"
 #include "coordinator/catalog_config.h"
@@ -39,12 +40,9 @@ using coordinator::CoordinatorOptions;
 using coordinator::CoordinatorService;
 using coordinator::MetricsServer;
 
-constexpr int kExitError = 2;
+constexpr char kProgram[] = "issuescope-coordinator";
 
-int Fail(const std::string& message) {
-  std::cerr << "issuescope-coordinator: error: " << message << std::endl;
-  return kExitError;
-}
+int Fail(const std::string& message) { return ExitWithError(kProgram, message); }
 
 // Ticker calls CoordinatorCore::Tick every `period` until stopped.
 class Ticker {
@@ -171,11 +169,8 @@ int main(int argc, char** argv) {
   issuescope::coordinator::CoordinatorFlags flags;
   CLI::App app{"issuescope coordinator: catalog, workers, leases and cursors"};
   flags.Register(&app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : issuescope::kExitError;
+  if (std::optional<int> exit = issuescope::ParseCommandLine(app, argc, argv, "issuescope-coordinator")) {
+    return *exit;
   }
   issuescope::InitLogging("coordinator", flags.log_level);
   return issuescope::Run(flags);

@@ -37,6 +37,7 @@
 #include "common/grpc_server.h"
 #include "common/grpc_channel.h"
 #include "common/logging.h"
+#include "common/program_main.h"
 #include "common/subprocess.h"
 #include "common/tls.h"
 #include "crawler/curl_transport.h"
@@ -48,10 +49,9 @@
 
 namespace {
 
-int Fail(const std::string& message) {
-  std::cerr << "issuescope-crawler: " << message << std::endl;
-  return 2;
-}
+constexpr char kProgram[] = "issuescope-crawler";
+
+int Fail(const std::string& message) { return issuescope::ExitWithError(kProgram, message); }
 
 }  // namespace
 
@@ -67,13 +67,7 @@ int main(int argc, char** argv) {
   CLI::App app{"issuescope crawler worker"};
   crawler::WorkerFlags flags;
   flags.Register(&app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    return Fail(e.what());
-  }
+  if (std::optional<int> exit = ParseCommandLine(app, argc, argv, kProgram)) return *exit;
   if (absl::Status valid = flags.Validate(); !valid.ok()) return Fail(std::string(valid.message()));
   auto store_credentials = ServerCredentialsFor(flags.store_tls);
   if (!store_credentials.ok()) return Fail(std::string(store_credentials.status().message()));

@@ -29,6 +29,7 @@
 #include "absl/strings/str_join.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/program_main.h"
 #include "indexer/index_writer.h"
 #include "indexer/indexer_daemon.h"
 #include "indexer/indexer_flags.h"
@@ -40,10 +41,7 @@ namespace {
 
 constexpr char kProgram[] = "issuescope-indexer";
 
-int Fail(const std::string& message) {
-  std::cerr << kProgram << ": " << message << std::endl;
-  return 2;
-}
+int Fail(const std::string& message) { return issuescope::ExitWithError(kProgram, message); }
 
 // LogStats writes the periodic status line: documents, each store's position and lag, and the
 // re-tag progress while one runs.
@@ -81,12 +79,8 @@ int main(int argc, char** argv) {
                kProgram};
   issuescope::indexer::IndexerFlags flags;
   flags.Register(&app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    return Fail(e.what());
+  if (std::optional<int> exit = issuescope::ParseCommandLine(app, argc, argv, kProgram)) {
+    return *exit;
   }
   if (absl::Status valid = flags.Validate(); !valid.ok()) return Fail(std::string(valid.message()));
   const std::string& index_dir = flags.index_dir;

@@ -31,6 +31,7 @@
 #include "common/index_layout.h"
 #include "common/index_schema.h"
 #include "common/logging.h"
+#include "common/program_main.h"
 #include "common/subprocess.h"
 #include "common/tls.h"
 #include "search/search_flags.h"
@@ -45,10 +46,9 @@ namespace {
 // (a search is bounded by the 4 KB query and 1000-hit page).
 constexpr auto kShutdownGrace = std::chrono::seconds(1);
 
-int Fail(const std::string& message) {
-  std::cerr << "issuescope-search: " << message << std::endl;
-  return 2;
-}
+constexpr char kProgram[] = "issuescope-search";
+
+int Fail(const std::string& message) { return issuescope::ExitWithError(kProgram, message); }
 
 }  // namespace
 
@@ -74,13 +74,8 @@ int main(int argc, char** argv) {
   CLI::App app{"issuescope search service: answers queries over the Xapian index"};
   issuescope::search::SearchFlags flags;
   flags.Register(&app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::string what = e.what();
-    return Fail(what.empty() ? "bad command line" : what);
+  if (std::optional<int> exit = issuescope::ParseCommandLine(app, argc, argv, kProgram)) {
+    return *exit;
   }
   std::pair<std::string, int> http_address;
   if (absl::Status valid = flags.Validate(&http_address); !valid.ok()) {
