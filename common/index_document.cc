@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/civil_time.h"
@@ -83,17 +84,12 @@ std::optional<IndexVersion> IndexVersion::Decode(absl::string_view encoded) {
   int64_t parts[3];
   for (int i = 0; i < 3; ++i) {
     absl::string_view hex = encoded.substr(i * kVersionPartDigits, kVersionPartDigits);
+    // Encode writes lower-case digits only (SimpleHexAtoi alone would take "0x" and capitals).
     uint64_t biased = 0;
-    for (char ch : hex) {
-      int digit;
-      if (ch >= '0' && ch <= '9') {
-        digit = ch - '0';
-      } else if (ch >= 'a' && ch <= 'f') {
-        digit = ch - 'a' + 10;
-      } else {
-        return std::nullopt;
-      }
-      biased = (biased << 4) | static_cast<uint64_t>(digit);
+    if (!std::all_of(hex.begin(), hex.end(),
+                     [](char c) { return absl::ascii_isdigit(c) || (c >= 'a' && c <= 'f'); }) ||
+        !absl::SimpleHexAtoi(hex, &biased)) {
+      return std::nullopt;
     }
     parts[i] = static_cast<int64_t>(biased ^ (uint64_t{1} << 63));
   }

@@ -26,6 +26,21 @@
 #include "crawler/urls.h"
 
 namespace issuescope::crawler {
+namespace {
+
+// LoopOptions are the RequestLoop's knobs among a crawl's options.
+RequestLoopOptions LoopOptions(const CrawlerOptions& opt) {
+  RequestLoopOptions loop;
+  loop.max_retries = opt.max_retries;
+  loop.initial_backoff = opt.initial_backoff;
+  loop.max_backoff = opt.max_backoff;
+  loop.jitter_seed = opt.jitter_seed;
+  loop.user_agent = opt.user_agent;
+  loop.request_timeout = opt.request_timeout;
+  return loop;
+}
+
+}  // namespace
 
 class RepoCrawler::Run {
  public:
@@ -48,22 +63,8 @@ class RepoCrawler::Run {
     path_name_ = repo_.name();
     incremental_ = lease.mode() != v1::CRAWL_MODE_FULL;
     if (incremental_) cursor_ = lease.cursor();
-    auto token = opt.tokens.find(kind);
-    auto budget = opt.budgets.find(kind);
-    auto pool = opt.pools.find(kind);
-    RequestLoopOptions loop;
-    loop.max_retries = opt.max_retries;
-    loop.initial_backoff = opt.initial_backoff;
-    loop.max_backoff = opt.max_backoff;
-    loop.jitter_seed = opt.jitter_seed;
-    loop.user_agent = opt.user_agent;
-    loop.request_timeout = opt.request_timeout;
     loop_ = std::make_unique<RequestLoop>(
-        crawler->transport_, tracker, crawler->clock_, loop,
-        pool != opt.pools.end() ? pool->second : nullptr,
-        token != opt.tokens.end() ? token->second : opt.token,
-        budget != opt.budgets.end() && budget->second ? budget->second.get()
-                                                      : crawler->budget_.get(),
+        crawler->transport_, tracker, crawler->clock_, LoopOptions(opt), opt.pools.at(kind),
         slug_, [crawler] { return crawler->cancelled_.load(); });
     ingest_ = std::make_unique<PageIngest>(crawler->store_, repo_, slug_, lease.epoch(),
                                            opt.max_clock_skew, opt.keep_raw_pages,
@@ -307,11 +308,15 @@ class RepoCrawler::Run {
 
 RepoCrawler::RepoCrawler(HttpTransport* transport, IssueStore* store, Clock* clock,
                          CrawlerOptions options)
-    : transport_(transport),
-      store_(store),
-      clock_(clock),
-      options_(std::move(options)),
-      budget_(options_.budget ? options_.budget : std::make_shared<RateBudget>()) {}
+    : transport_(transport), store_(store), clock_(clock), options_(std::move(options)) {
+  for (v1::Tracker kind : {v1::TRACKER_GITHUB, v1::TRACKER_GITLAB, v1::TRACKER_GITEE}) {
+    std::shared_ptr<TokenPool>& pool = options_.pools[kind];
+    if (pool) continue;
+    auto token = options_.tokens.find(kind);
+    pool = OneTokenPool(kind, token != options_.tokens.end() ? token->second : options_.token,
+                        clock_, LoopOptions(options_));
+  }
+}
 
 absl::StatusOr<CrawlProgress> RepoCrawler::Crawl(
     const v1::Lease& lease, const std::function<absl::Status(const CrawlProgress&)>& on_progress,

@@ -52,7 +52,6 @@
 #include "common/clock.h"
 #include "crawler/http_transport.h"
 #include "crawler/issue_store.h"
-#include "crawler/rate_budget.h"
 #include "crawler/token_pool.h"
 #include "issuescope/v1/coordinator.pb.h"
 
@@ -88,16 +87,11 @@ struct CrawlerOptions {
   int max_repair_passes = 3;
   // Seed of the backoff jitter (deterministic under a FakeClock). Default: 1.
   uint64_t jitter_seed = 1;
-  // The token's rate budget, shared by every crawl using the token in this process. Default:
-  // null, meaning a budget of this crawler's own.
-  std::shared_ptr<RateBudget> budget;
-  // Rate budgets per tracker (each tracker's token has its own), used before `budget`.
-  // Default: empty.
-  std::map<v1::Tracker, std::shared_ptr<RateBudget>> budgets;
-  // Token pools per tracker, shared by every crawl of the process (crawler/token_pool.h). A
-  // crawl of a tracker with a pool takes a token from it for each request (serial per token,
-  // never over budget, benched on secondary limits) and ignores `token`/`tokens`; without one it
-  // uses a one-token pool of its own. Default: empty.
+  // Token pools per tracker, shared by every crawl of the process (crawler/token_pool.h): a
+  // crawl takes a token from its tracker's pool for each request (serial per token, never over
+  // budget, benched on secondary limits, waiting for a spent token's reset). A tracker without
+  // one gets a pool of its one token (`tokens`, else `token`; OneTokenPool) when the RepoCrawler
+  // is made, shared by all its crawls. Default: empty.
   std::map<v1::Tracker, std::shared_ptr<TokenPool>> pools;
   // Request the next listing page while the current one is parsed and stored (see the file
   // comment); false sends every request after the previous page is stored. Request counts are
@@ -162,8 +156,7 @@ class RepoCrawler {
   HttpTransport* transport_;
   IssueStore* store_;
   Clock* clock_;
-  CrawlerOptions options_;
-  std::shared_ptr<RateBudget> budget_;
+  CrawlerOptions options_;  // pools filled in for every tracker
   std::atomic<bool> cancelled_{false};
 };
 

@@ -30,31 +30,27 @@ bool IsRetryableTransportError(const absl::Status& s) {
 
 }  // namespace
 
+std::shared_ptr<TokenPool> OneTokenPool(v1::Tracker tracker, const std::string& token,
+                                        Clock* clock, const RequestLoopOptions& options) {
+  TokenPoolOptions pool_options;
+  pool_options.secondary_backoff = options.max_backoff;
+  pool_options.max_secondary_backoff = options.max_backoff;
+  pool_options.max_wait = kMaxRateWait;
+  return std::make_shared<TokenPool>(tracker, std::vector<PoolToken>{{"default", token}}, clock,
+                                     pool_options);
+}
+
 RequestLoop::RequestLoop(HttpTransport* transport, const Tracker* tracker, Clock* clock,
-                         RequestLoopOptions options, std::shared_ptr<TokenPool> shared_pool,
-                         const std::string& token, RateBudget* budget, std::string slug,
-                         std::function<bool()> cancelled)
+                         RequestLoopOptions options, std::shared_ptr<TokenPool> pool,
+                         std::string slug, std::function<bool()> cancelled)
     : transport_(transport),
       tracker_(tracker),
       clock_(clock),
       options_(std::move(options)),
-      pool_(std::move(shared_pool)),
-      shared_pool_(pool_ != nullptr),
-      budget_(budget),
+      pool_(std::move(pool)),
       slug_(std::move(slug)),
       cancelled_(std::move(cancelled)),
-      rng_(options_.jitter_seed) {
-  if (!shared_pool_) {
-    // One token of this crawl's own; a secondary limit without Retry-After waits max_backoff.
-    TokenPoolOptions pool_options;
-    pool_options.secondary_backoff = options_.max_backoff;
-    pool_options.max_secondary_backoff = options_.max_backoff;
-    pool_options.max_wait = kMaxRateWait;
-    pool_ = std::make_shared<TokenPool>(tracker_->kind(),
-                                        std::vector<PoolToken>{{"default", token}}, clock_,
-                                        pool_options);
-  }
-}
+      rng_(options_.jitter_seed) {}
 
 bool RequestLoop::Stopping() const { return cancelled_() || stop_.load(); }
 
@@ -87,23 +83,8 @@ RequestLoop::Rate RequestLoop::rate() const {
   return rate_;
 }
 
-absl::Status RequestLoop::WaitForBudget() {
-  if (shared_pool_) return absl::OkStatus();  // the pool knows each token's budget
-  const absl::Time until = budget_->SpentUntil(clock_->Now());
-  if (until == absl::InfinitePast()) return absl::OkStatus();
-  const absl::Duration wait = until - clock_->Now();
-  if (wait > kMaxRateWait) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "rate limit of ", slug_, " spent until ", FormatRfc3339(until), ", too far away"));
-  }
-  spdlog::info("rate limit spent for {}; waiting {} until reset", slug_,
-               absl::FormatDuration(wait));
-  return Sleep(wait);
-}
-
 void RequestLoop::NoteRate(const RateLimit& rl) {
   if (rl.remaining < 0) return;
-  if (!shared_pool_) budget_->Update(rl);
   std::lock_guard<std::mutex> lock(mu_);
   rate_.remaining = rl.remaining;  // as the tracker reported it
   rate_.reset = rl.reset;
@@ -113,7 +94,6 @@ absl::StatusOr<HttpResponse> RequestLoop::Get(const std::string& url, const std:
   const std::string where = absl::StrCat("GET ", Redact(url));
   int retries = 0;
   for (;;) {
-    RETURN_IF_ERROR(WaitForBudget());
     RETURN_IF_ERROR(CheckCancelled());
     absl::StatusOr<TokenPool::Lease> token = pool_->Acquire([this] { return Stopping(); });
     if (!token.ok()) {

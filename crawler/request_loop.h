@@ -3,12 +3,14 @@
 // request when an ETag is known, retries with jittered exponential backoff on transport errors
 // and 5xx, rate-limited 403/429 handed back to the pool (which benches the token until its
 // reset, its Retry-After or a backoff) and retried, and what every response says about its
-// token's budget noted. It counts requests and retries (atomically: a prefetching thread sends
+// token's budget given to the pool with the token (the pool then lends no spent token before
+// its reset: the one rate mechanism, for a worker's pool of many tokens and a crawl's one token
+// alike). It counts requests and retries (atomically: a prefetching thread sends
 // too), and all its waits are on the Clock in steps of at most 1 s, so a cancellation
 // interrupts them. crawler/repo_crawler.h builds its listing passes on it.
 //
 // Thread-safety: Get, Sleep, Backoff and the counters may be called from two threads at once
-// (the crawl and its prefetch); the Tracker, transport, pool and budget must be thread-safe.
+// (the crawl and its prefetch); the Tracker, transport and pool must be thread-safe.
 #pragma once
 
 #include <atomic>
@@ -24,7 +26,6 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "crawler/http_transport.h"
-#include "crawler/rate_budget.h"
 #include "crawler/token_pool.h"
 #include "crawler/tracker.h"
 
@@ -53,16 +54,21 @@ struct RequestLoopOptions {
 // request ("GET " and the redacted URL).
 absl::Status UnexpectedResponse(int http_status, const std::string& url);
 
+// OneTokenPool is the pool of one crawl's own `token` (never logged; empty: anonymous) on
+// `tracker`, for crawls without a worker's pool: a secondary limit without Retry-After benches
+// it for `options.max_backoff`, and no wait for its reset is longer than kMaxRateWait. Crawls
+// that share the token share the pool, and so its budget.
+std::shared_ptr<TokenPool> OneTokenPool(v1::Tracker tracker, const std::string& token,
+                                        Clock* clock, const RequestLoopOptions& options);
+
 class RequestLoop {
  public:
-  // RequestLoop sends to `tracker` over `transport` for the repository `slug` (for messages).
-  // With `shared_pool` (the worker's pool of the tracker's tokens, which knows each token's
-  // budget) tokens come from it; without, from a pool of the one `token` (never logged), whose
-  // budget `budget` (shared with other crawls of that token) is waited for before each request.
-  // `cancelled` is polled before and during every wait. Nothing is owned.
+  // RequestLoop sends to `tracker` over `transport` for the repository `slug` (for messages),
+  // with tokens from `pool` (shared with every other crawl of those tokens; it knows each
+  // token's budget). `cancelled` is polled before and during every wait. The transport, tracker
+  // and clock are not owned.
   RequestLoop(HttpTransport* transport, const Tracker* tracker, Clock* clock,
-              RequestLoopOptions options, std::shared_ptr<TokenPool> shared_pool,
-              const std::string& token, RateBudget* budget, std::string slug,
+              RequestLoopOptions options, std::shared_ptr<TokenPool> pool, std::string slug,
               std::function<bool()> cancelled);
 
   // Get sends one GET of `url` (If-None-Match `etag` when not empty), with retries; returns any
@@ -93,9 +99,6 @@ class RequestLoop {
   Rate rate() const;
 
  private:
-  // WaitForBudget sleeps until the token's budget resets when the tracker said it is spent
-  // (own token only; a shared pool knows each token's budget).
-  absl::Status WaitForBudget();
   // NoteRate records what one response said about its token's budget.
   void NoteRate(const RateLimit& rl);
 
@@ -104,8 +107,6 @@ class RequestLoop {
   Clock* clock_;
   const RequestLoopOptions options_;
   std::shared_ptr<TokenPool> pool_;
-  bool shared_pool_;
-  RateBudget* budget_;
   const std::string slug_;
   const std::function<bool()> cancelled_;
   std::atomic<int64_t> requests_{0};

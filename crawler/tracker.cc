@@ -1,5 +1,7 @@
 #include "crawler/tracker.h"
 
+#include <curl/curl.h>
+
 #include <limits>
 
 #include "absl/strings/ascii.h"
@@ -83,18 +85,11 @@ std::string UrlEncodeTime(absl::Time t) {
 }
 
 std::string PercentEncode(absl::string_view text) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char ch : text) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (absl::ascii_isalnum(c) || c == '.' || c == '_' || c == '~' || c == '-') {
-      out += ch;
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
+  // libcurl keeps exactly RFC 3986's unreserved characters; its handle argument is unused.
+  char* escaped = curl_easy_escape(nullptr, text.data(), static_cast<int>(text.size()));
+  if (escaped == nullptr) return "";
+  std::string out(escaped);
+  curl_free(escaped);
   return out;
 }
 

@@ -61,15 +61,8 @@ CrawlerWorker::CrawlerWorker(WorkerOptions options,
       transport_(transport),
       store_(store),
       clock_(clock) {
-  // One token per tracker and worker: all crawls on a tracker share what it says about the
-  // token's budget. A tracker without its own token uses the common one, and its budget.
-  if (!options_.crawler.budget) options_.crawler.budget = std::make_shared<RateBudget>();
+  // A tracker without its own token uses the common one.
   for (v1::Tracker kind : {v1::TRACKER_GITHUB, v1::TRACKER_GITLAB, v1::TRACKER_GITEE}) {
-    std::shared_ptr<RateBudget>& budget = options_.crawler.budgets[kind];
-    if (!budget) {
-      budget = options_.crawler.tokens.count(kind) > 0 ? std::make_shared<RateBudget>()
-                                                       : options_.crawler.budget;
-    }
     // Every crawl of a tracker takes its tokens from one pool: requests on a token are serial
     // across crawls, and the pool's budgets go into the heartbeats.
     std::shared_ptr<TokenPool>& pool = options_.crawler.pools[kind];

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <regex>
 
 #include <grpcpp/grpcpp.h>
 

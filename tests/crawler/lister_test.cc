@@ -83,9 +83,10 @@ class ListerTest : public ::testing::Test {
   absl::StatusOr<PassResult> Pass(Listing kind, std::function<void()> on_report = nullptr,
                                   const std::string& etag = "") {
     if (lister_ == nullptr) {
-      loop_ = std::make_unique<RequestLoop>(&http_, tracker_.get(), &clock_, loop_options_,
-                                            nullptr, kToken, &budget_, kSlug,
-                                            [] { return false; });
+      loop_ = std::make_unique<RequestLoop>(
+          &http_, tracker_.get(), &clock_, loop_options_,
+          OneTokenPool(v1::TRACKER_GITHUB, kToken, &clock_, loop_options_), kSlug,
+          [] { return false; });
       ingest_ = std::make_unique<PageIngest>(store_.get(), repo_, kSlug, /*epoch=*/1,
                                              absl::Minutes(5), /*keep_raw_pages=*/false,
                                              options_.include_pull_requests, &counters_);
@@ -113,7 +114,6 @@ class ListerTest : public ::testing::Test {
   v1::RepositoryRef repo_;
   FakeClock clock_;
   FakeTransport http_{&clock_};
-  RateBudget budget_;
   RequestLoopOptions loop_options_;
   ListerOptions options_;
   v1::CrawlCounters counters_;

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/time_util.h"
+#include "crawler/request_loop.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "rocksdb/env.h"
@@ -342,8 +343,8 @@ TEST_F(RepoCrawlerTest, SpentRateBudgetWaitsUntilResetBeforeTheNextRequest) {
 
 TEST_F(RepoCrawlerTest, CrawlsSharingATokenShareItsSpentBudget) {
   // Crawl A's last response says the token's budget is spent; crawl B, a different crawler
-  // sharing the token's RateBudget, must not send anything before the reset. Without a shared
-  // budget (the control), B would start at once.
+  // sharing the token's pool, must not send anything before the reset. Without a shared pool
+  // (the control: each crawler makes its own), B would start at once.
   for (const bool shared : {true, false}) {
     SCOPED_TRACE(shared ? "shared budget" : "separate budgets");
     const size_t base = http_.Requests().size();
@@ -351,7 +352,8 @@ TEST_F(RepoCrawlerTest, CrawlsSharingATokenShareItsSpentBudget) {
     const absl::Time reset = start + absl::Seconds(300);
     const Headers spent = {{"X-RateLimit-Remaining", "0"},
                            {"X-RateLimit-Reset", absl::StrCat(absl::ToUnixSeconds(reset))}};
-    options_.budget = shared ? std::make_shared<RateBudget>() : nullptr;
+    options_.pools[v1::TRACKER_GITHUB] =
+        shared ? OneTokenPool(v1::TRACKER_GITHUB, kToken, &clock_, RequestLoopOptions()) : nullptr;
     ScriptRepo();
     http_.Respond(kIssues, 200, "[]");
     http_.Respond(kComments, 200, "[]", spent);

@@ -29,9 +29,11 @@ class RequestLoopTest : public ::testing::Test {
     options_.max_backoff = absl::Seconds(10);
   }
 
+  // Loop sends with `pool`, or with a pool of kToken alone (OneTokenPool).
   std::unique_ptr<RequestLoop> Loop(std::shared_ptr<TokenPool> pool = nullptr) {
+    if (!pool) pool = OneTokenPool(v1::TRACKER_GITHUB, kToken, &clock_, options_);
     return std::make_unique<RequestLoop>(&transport_, tracker_.get(), &clock_, options_,
-                                         std::move(pool), kToken, &budget_, "o/r",
+                                         std::move(pool), "o/r",
                                          [this] { return cancelled_.load(); });
   }
 
@@ -39,7 +41,6 @@ class RequestLoopTest : public ::testing::Test {
   testing::FakeTransport transport_;
   std::unique_ptr<Tracker> tracker_;
   RequestLoopOptions options_;
-  RateBudget budget_;
   std::atomic<bool> cancelled_{false};
 };
 

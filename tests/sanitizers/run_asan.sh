@@ -24,7 +24,7 @@ TESTS=(
   http_gateway_test
   crawler_link_header_test crawler_github_parse_test crawler_forge_parse_test
   crawler_conformance_test crawler_hostile_tracker_test crawler_repo_crawler_test
-  crawler_deep_page_test crawler_rate_budget_test crawler_token_pool_test
+  crawler_deep_page_test crawler_token_pool_test
   crawler_issue_store_test crawler_raw_pages_test crawler_issue_store_recovery_test
   crawler_curl_transport_test crawler_fault_crawl_test crawler_forge_crawler_test
   crawler_store_service_test crawler_worker_test crawler_worker_flags_test

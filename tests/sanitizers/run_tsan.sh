@@ -21,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 TESTS=(
-  crawler_token_pool_test crawler_rate_budget_test crawler_curl_transport_test
+  crawler_token_pool_test crawler_curl_transport_test
   crawler_repo_crawler_test crawler_lister_test crawler_issue_store_test
   search_match_split_test search_searcher_test
   coordinator_coordinator_core_test coordinator_home_grace_test coordinator_failover_test
