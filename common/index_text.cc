@@ -174,11 +174,9 @@ class FieldScopeSource : public Xapian::PostingSource {
       }
       p.skip_to(lo);
       return p != end && *p < hi;
-    } catch (const Xapian::DatabaseModifiedError&) {
-      throw;  // a newer revision was committed: the searcher reopens and retries
-    } catch (const Xapian::Error&) {
-      return false;  // the term is not in this document
-    }
+    } catch (const Xapian::DocNotFoundError&) {
+      return false;  // the document was deleted since it matched
+    }  // any other Xapian::Error (a newer revision, I/O) goes to the searcher's guard
   }
 
   bool PhraseInside(Xapian::docid did, uint32_t lo, uint32_t hi) {
@@ -189,11 +187,9 @@ class FieldScopeSource : public Xapian::PostingSource {
         lists.emplace_back(db_.positionlist_begin(did, term), db_.positionlist_end(did, term));
         if (lists.back().first == lists.back().second) return false;
       }
-    } catch (const Xapian::DatabaseModifiedError&) {
-      throw;  // a newer revision was committed: the searcher reopens and retries
-    } catch (const Xapian::Error&) {
-      return false;  // a term is not in this document
-    }
+    } catch (const Xapian::DocNotFoundError&) {
+      return false;  // the document was deleted since it matched
+    }  // any other Xapian::Error (a newer revision, I/O) goes to the searcher's guard
     auto& [first, first_end] = lists[0];
     for (first.skip_to(lo); first != first_end; ++first) {
       const Xapian::termpos start = *first;

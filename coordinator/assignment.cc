@@ -1,4 +1,4 @@
-#include "coordinator/assignment.h"
+#include "assignment.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "coordinator/catalog_config.h"
+#include "catalog_config.h"
 
 #include <map>
 #include <sstream>

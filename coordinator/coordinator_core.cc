@@ -11,7 +11,7 @@
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
-#include "coordinator/assignment.h"
+#include "assignment.h"
 #include "coordinator/request_validation.h"
 
 namespace issuescope::coordinator {

@@ -1,11 +1,11 @@
-#include "coordinator/coordinator_flags.h"
+#include "coordinator_flags.h"
 
 #include <tuple>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "common/env_token.h"
-#include "coordinator/security.h"
+#include "security.h"
 
 namespace issuescope::coordinator {
 

@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/tls.h"
-#include "coordinator/catalog_config.h"
+#include "catalog_config.h"
 #include "coordinator/coordinator_core.h"
 #include "coordinator/coordinator_service.h"
 

@@ -8,7 +8,7 @@
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
-#include "coordinator/assignment.h"
+#include "assignment.h"
 #include "coordinator/coordinator_core.h"
 #include "coordinator/request_validation.h"
 

@@ -3,7 +3,7 @@
 #include "common/grpc_status.h"
 #include "common/logging.h"
 #include "coordinator/request_validation.h"
-#include "coordinator/security.h"
+#include "security.h"
 
 namespace issuescope::coordinator {
 namespace {

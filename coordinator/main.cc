@@ -24,12 +24,12 @@
 #include "common/program_main.h"
 #include "common/subprocess.h"
 #include "common/tls.h"
-#include "coordinator/catalog_config.h"
+#include "catalog_config.h"
 #include "coordinator/coordinator_core.h"
-#include "coordinator/coordinator_flags.h"
+#include "coordinator_flags.h"
 #include "coordinator/coordinator_service.h"
-#include "coordinator/metrics.h"
-#include "coordinator/security.h"
+#include "metrics.h"
+#include "security.h"
 
 namespace issuescope {
 namespace {

@@ -1,4 +1,4 @@
-#include "coordinator/metrics.h"
+#include "metrics.h"
 
 #include <httplib.h>
 

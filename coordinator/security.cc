@@ -1,4 +1,4 @@
-#include "coordinator/security.h"
+#include "security.h"
 
 #include <grpc/grpc_security_constants.h>
 #include <grpcpp/security/auth_context.h>

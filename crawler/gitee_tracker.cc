@@ -1,4 +1,4 @@
-#include "crawler/gitee_tracker.h"
+#include "gitee_tracker.h"
 
 #include <limits>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "crawler/json_fields.h"
+#include "json_fields.h"
 
 namespace issuescope::crawler {
 namespace {

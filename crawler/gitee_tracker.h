@@ -22,7 +22,7 @@
 
 #include <vector>
 
-#include "crawler/github_tracker.h"
+#include "github_tracker.h"
 
 namespace issuescope::crawler {
 

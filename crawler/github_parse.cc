@@ -7,7 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
-#include "crawler/json_fields.h"
+#include "json_fields.h"
 #include "nlohmann/json.hpp"
 
 namespace issuescope::crawler {

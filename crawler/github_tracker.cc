@@ -1,4 +1,4 @@
-#include "crawler/github_tracker.h"
+#include "github_tracker.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"

@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "crawler/tracker.h"
+#include "tracker.h"
 
 namespace issuescope::crawler {
 

@@ -1,9 +1,9 @@
-#include "crawler/gitlab_tracker.h"
+#include "gitlab_tracker.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "crawler/json_fields.h"
+#include "json_fields.h"
 
 namespace issuescope::crawler {
 namespace {

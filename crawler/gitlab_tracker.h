@@ -21,7 +21,7 @@
 
 #include <vector>
 
-#include "crawler/tracker.h"
+#include "tracker.h"
 
 namespace issuescope::crawler {
 

@@ -1,4 +1,4 @@
-#include "crawler/json_fields.h"
+#include "json_fields.h"
 
 #include "common/time_util.h"
 

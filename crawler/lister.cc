@@ -1,4 +1,4 @@
-#include "crawler/lister.h"
+#include "lister.h"
 
 #include <algorithm>
 #include <future>
@@ -11,7 +11,7 @@
 #include "common/time_util.h"
 #include "crawler/github_parse.h"
 #include "crawler/issue_store.h"
-#include "crawler/urls.h"
+#include "urls.h"
 
 namespace issuescope::crawler {
 namespace {

@@ -42,9 +42,9 @@
 #include "common/tls.h"
 #include "crawler/curl_transport.h"
 #include "crawler/issue_store.h"
-#include "crawler/store_service.h"
+#include "store_service.h"
 #include "crawler/worker.h"
-#include "crawler/worker_flags.h"
+#include "worker_flags.h"
 #include "grpcpp/grpcpp.h"
 
 namespace {

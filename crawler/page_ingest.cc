@@ -1,4 +1,4 @@
-#include "crawler/page_ingest.h"
+#include "page_ingest.h"
 
 #include "common/logging.h"
 #include "common/status_macros.h"

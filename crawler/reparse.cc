@@ -9,7 +9,7 @@
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
-#include "crawler/tracker.h"
+#include "tracker.h"
 
 namespace issuescope::crawler {
 namespace {

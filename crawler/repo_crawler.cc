@@ -18,12 +18,12 @@
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
-#include "crawler/lister.h"
-#include "crawler/page_ingest.h"
-#include "crawler/request_loop.h"
-#include "crawler/shift_repair.h"
-#include "crawler/tracker.h"
-#include "crawler/urls.h"
+#include "lister.h"
+#include "page_ingest.h"
+#include "request_loop.h"
+#include "shift_repair.h"
+#include "tracker.h"
+#include "urls.h"
 
 namespace issuescope::crawler {
 namespace {

@@ -1,4 +1,4 @@
-#include "crawler/request_loop.h"
+#include "request_loop.h"
 
 #include <algorithm>
 #include <utility>

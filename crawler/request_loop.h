@@ -27,7 +27,7 @@
 #include "common/clock.h"
 #include "crawler/http_transport.h"
 #include "crawler/token_pool.h"
-#include "crawler/tracker.h"
+#include "tracker.h"
 
 namespace issuescope::crawler {
 

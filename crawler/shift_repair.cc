@@ -1,4 +1,4 @@
-#include "crawler/shift_repair.h"
+#include "shift_repair.h"
 
 namespace issuescope::crawler {
 

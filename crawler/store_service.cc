@@ -1,4 +1,4 @@
-#include "crawler/store_service.h"
+#include "store_service.h"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "crawler/token_binding.h"
+#include "token_binding.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/repo_slug.h"

@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "crawler/repo_crawler.h"
-#include "crawler/urls.h"
+#include "urls.h"
 #include "issuescope/v1/model.pb.h"
 
 namespace issuescope::crawler {

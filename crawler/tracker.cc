@@ -1,4 +1,4 @@
-#include "crawler/tracker.h"
+#include "tracker.h"
 
 #include <curl/curl.h>
 
@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/repo_slug.h"
 #include "common/time_util.h"
-#include "crawler/gitee_tracker.h"
-#include "crawler/github_tracker.h"
-#include "crawler/gitlab_tracker.h"
+#include "gitee_tracker.h"
+#include "github_tracker.h"
+#include "gitlab_tracker.h"
 
 namespace issuescope::crawler {
 namespace {

@@ -1,4 +1,4 @@
-#include "crawler/urls.h"
+#include "urls.h"
 
 #include <curl/curl.h>
 

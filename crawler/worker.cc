@@ -15,7 +15,7 @@
 #include "common/logging.h"
 #include "common/repo_slug.h"
 #include "common/time_util.h"
-#include "crawler/token_binding.h"
+#include "token_binding.h"
 #include "grpcpp/client_context.h"
 
 namespace issuescope::crawler {

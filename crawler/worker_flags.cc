@@ -1,4 +1,4 @@
-#include "crawler/worker_flags.h"
+#include "worker_flags.h"
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"

@@ -1,4 +1,4 @@
-#include "indexer/bulk_indexer.h"
+#include "bulk_indexer.h"
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/index_document.h"
+#include "common/xapian_status.h"
 #include "common/index_layout.h"
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
@@ -51,7 +52,7 @@ std::string RunPath(const std::string& runs_dir, int64_t run) {
 }
 
 absl::Status XapianFailure(absl::string_view what, const Xapian::Error& e) {
-  return absl::UnavailableError(absl::StrCat(what, ": ", e.get_description()));
+  return FromXapianError(e, what);
 }
 
 // RunQueue hands runs from the reader to the workers; bounded so reading never races ahead.

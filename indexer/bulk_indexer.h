@@ -22,7 +22,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "indexer/bulk_source.h"
+#include "bulk_source.h"
 #include "indexer/tagger.h"
 
 namespace issuescope::indexer {

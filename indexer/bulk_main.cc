@@ -20,8 +20,8 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
-#include "indexer/bulk_indexer.h"
-#include "indexer/bulk_source.h"
+#include "bulk_indexer.h"
+#include "bulk_source.h"
 #include "indexer/taxonomy_tagger.h"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "indexer/bulk_source.h"
+#include "bulk_source.h"
 
 #include <filesystem>
 #include <utility>

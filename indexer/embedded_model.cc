@@ -1,4 +1,4 @@
-#include "indexer/embedded_model.h"
+#include "embedded_model.h"
 
 #include <cstddef>
 

@@ -1,4 +1,4 @@
-#include "indexer/feed_follower.h"
+#include "feed_follower.h"
 
 #include <algorithm>
 #include <utility>

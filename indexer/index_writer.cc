@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/index_document.h"
+#include "common/xapian_status.h"
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
 #include "spdlog/spdlog.h"
@@ -55,7 +56,7 @@ absl::Status ValidateBatch(const v1::ChangeBatch& batch) {
 }
 
 absl::Status XapianError(absl::string_view operation, const Xapian::Error& e) {
-  return absl::InternalError(absl::StrCat(operation, ": ", e.get_description()));
+  return FromXapianError(e, operation);
 }
 
 }  // namespace

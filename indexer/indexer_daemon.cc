@@ -1,4 +1,4 @@
-#include "indexer/indexer_daemon.h"
+#include "indexer_daemon.h"
 
 #include <algorithm>
 #include <cctype>

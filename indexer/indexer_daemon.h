@@ -29,7 +29,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/grpc_channel.h"
-#include "indexer/feed_follower.h"
+#include "feed_follower.h"
 #include "indexer/index_writer.h"
 #include "issuescope/v1/coordinator.grpc.pb.h"
 

@@ -1,4 +1,4 @@
-#include "indexer/indexer_flags.h"
+#include "indexer_flags.h"
 
 #include "CLI/CLI.hpp"
 #include "common/env_token.h"

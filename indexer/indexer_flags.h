@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "indexer/index_writer.h"
-#include "indexer/indexer_daemon.h"
+#include "indexer_daemon.h"
 
 namespace CLI {
 class App;

@@ -16,7 +16,7 @@
 #include "common/issue_sections.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
-#include "indexer/embedded_taxonomy.h"
+#include "embedded_taxonomy.h"
 #include "indexer/study_stats.h"
 #include "nlohmann/json.hpp"
 

@@ -10,8 +10,8 @@
 #include "common/hash.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
-#include "indexer/embedded_model.h"
-#include "indexer/embedded_taxonomy.h"
+#include "embedded_model.h"
+#include "embedded_taxonomy.h"
 
 namespace issuescope::indexer {
 

@@ -1,4 +1,4 @@
-#include "search/docid_sample.h"
+#include "docid_sample.h"
 
 #include <algorithm>
 #include <cmath>

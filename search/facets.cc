@@ -1,4 +1,4 @@
-#include "search/facets.h"
+#include "facets.h"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/index_schema.h"
 #include "search/match_split.h"
-#include "search/revision_cache.h"
+#include "revision_cache.h"
 
 namespace issuescope::search {
 namespace {

@@ -34,8 +34,8 @@
 #include "common/program_main.h"
 #include "common/subprocess.h"
 #include "common/tls.h"
-#include "search/search_flags.h"
-#include "search/search_service.h"
+#include "search_flags.h"
+#include "search_service.h"
 #include "search/searcher.h"
 #include "search/web/http_gateway.h"
 

@@ -1,4 +1,4 @@
-#include "search/page_token.h"
+#include "page_token.h"
 
 #include <vector>
 

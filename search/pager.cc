@@ -1,4 +1,4 @@
-#include "search/pager.h"
+#include "pager.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,11 +15,11 @@
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
-#include "search/docid_sample.h"
+#include "docid_sample.h"
 #include "search/match_split.h"
-#include "search/proximity.h"
-#include "search/ranking_weight.h"
-#include "search/snippet.h"
+#include "proximity.h"
+#include "ranking_weight.h"
+#include "snippet.h"
 
 namespace issuescope::search {
 namespace {

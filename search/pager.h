@@ -12,8 +12,8 @@
 #include "absl/status/statusor.h"
 #include "issuescope/v1/search.pb.h"
 #include "search/match_split.h"
-#include "search/page_token.h"
-#include "search/query_parser.h"
+#include "page_token.h"
+#include "query_parser.h"
 #include "xapian.h"
 
 namespace issuescope::search {

@@ -1,4 +1,4 @@
-#include "search/proximity.h"
+#include "proximity.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "search/qualifiers.h"
+#include "qualifiers.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -20,7 +20,7 @@
 #include "common/repo_slug.h"
 #include "common/time_util.h"
 #include "search/match_split.h"
-#include "search/revision_cache.h"
+#include "revision_cache.h"
 
 namespace issuescope::search {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/index_text.h"
-#include "search/query_lexer.h"
+#include "query_lexer.h"
 #include "xapian.h"
 
 namespace issuescope::search {

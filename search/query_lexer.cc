@@ -1,4 +1,4 @@
-#include "search/query_lexer.h"
+#include "query_lexer.h"
 
 #include <cctype>
 

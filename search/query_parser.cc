@@ -1,4 +1,4 @@
-#include "search/query_parser.h"
+#include "query_parser.h"
 
 #include <algorithm>
 #include <optional>
@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "common/index_text.h"
-#include "search/proximity.h"
-#include "search/query_lexer.h"
+#include "proximity.h"
+#include "query_lexer.h"
 
 namespace issuescope::search {
 namespace {

@@ -29,7 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "search/qualifiers.h"
+#include "qualifiers.h"
 #include "xapian.h"
 
 namespace issuescope::search {

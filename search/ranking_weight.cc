@@ -1,4 +1,4 @@
-#include "search/ranking_weight.h"
+#include "ranking_weight.h"
 
 #include <algorithm>
 #include <cmath>

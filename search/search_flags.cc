@@ -1,4 +1,4 @@
-#include "search/search_flags.h"
+#include "search_flags.h"
 
 #include "CLI/CLI.hpp"
 

@@ -1,11 +1,11 @@
-#include "search/search_service.h"
+#include "search_service.h"
 
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
 #include "common/status_macros.h"
-#include "search/query_parser.h"
+#include "query_parser.h"
 #include "spdlog/spdlog.h"
 
 namespace issuescope::search {

@@ -11,16 +11,17 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/index_document.h"
+#include "common/xapian_status.h"
 #include "common/index_layout.h"
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
-#include "search/docid_sample.h"
-#include "search/facets.h"
+#include "docid_sample.h"
+#include "facets.h"
 #include "search/match_split.h"
-#include "search/page_token.h"
-#include "search/pager.h"
-#include "search/query_parser.h"
+#include "page_token.h"
+#include "pager.h"
+#include "query_parser.h"
 
 namespace issuescope::search {
 namespace {
@@ -221,7 +222,7 @@ absl::Status Searcher::ConvertError(const Xapian::Error& e, absl::string_view wh
   if (type == "QueryParserError") {
     return absl::InvalidArgumentError(absl::StrCat("bad query: ", e.get_msg()));
   }
-  return absl::InternalError(absl::StrCat(what, " failed: ", e.get_description()));
+  return FromXapianError(e, absl::StrCat(what, " failed"));
 }
 
 absl::StatusOr<v1::SearchResponse> Searcher::Search(const v1::SearchRequest& request,

@@ -1,4 +1,4 @@
-#include "search/snippet.h"
+#include "snippet.h"
 
 #include <algorithm>
 

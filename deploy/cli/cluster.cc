@@ -1,4 +1,4 @@
-#include "deploy/cli/cluster.h"
+#include "cluster.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 #include "absl/time/clock.h"
 #include "common/grpc_channel.h"
 #include "common/grpc_status.h"
-#include "deploy/cli/status_command.h"
+#include "status_command.h"
 #include "common/status_macros.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"

@@ -1,4 +1,4 @@
-#include "deploy/cli/command_line.h"
+#include "command_line.h"
 
 #include <utility>
 #include <vector>
@@ -18,13 +18,8 @@ void AddSearchTlsFlags(CLI::App* command, ClientTlsFiles* tls) {
   command->add_option("--tls-key", tls->key, "PEM private key of --tls-cert");
 }
 
-}  // namespace
-
-void RegisterCommands(CLI::App* app, CommandLine* line) {
-  app->require_subcommand(1);
-  app->add_option("--log-level", line->log_level, "trace, debug, info, warn, error, off")
-      ->capture_default_str();
-
+// RegisterCrawlCommands adds `crawl` and `reparse`: the one-machine crawl into a data directory.
+void RegisterCrawlCommands(CLI::App* app, CommandLine* line) {
   auto& crawl = line->crawl;
   auto* crawl_cmd = app->add_subcommand(
       "crawl", "crawl repositories into a data directory (one-machine mode); re-run to update");
@@ -62,7 +57,13 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
       "reparse", "re-derive stored issues and comments from the kept raw pages (no re-crawl)");
   reparse_cmd->add_option("--data", reparse.data_dir, "data directory of `crawl`")->required();
   reparse_cmd->add_option("--repo", reparse.repo, "one repository (default: all)");
+  // The subcommand chosen (RunCommand runs it).
+  crawl_cmd->callback([line] { line->command = "crawl"; });
+  reparse_cmd->callback([line] { line->command = "reparse"; });
+}
 
+// RegisterQueryCommands adds `search`, `export`, `table` and `show`: queries of an index or a search service.
+void RegisterQueryCommands(CLI::App* app, CommandLine* line) {
   auto& search = line->search;
   auto* search_cmd = app->add_subcommand("search", "search the index (see docs/QUERY.md)");
   search_cmd->add_option("query", search.query, "query, e.g. '\"out of memory\" is:open'")
@@ -115,7 +116,15 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
   show_cmd->add_option("--server", show.target.server, "search service HOST:PORT");
   AddSearchTlsFlags(show_cmd, &show.target.tls);
   show_cmd->add_flag("--json", show.json, "print JSON");
+  // The subcommand chosen (RunCommand runs it).
+  search_cmd->callback([line] { line->command = "search"; });
+  export_cmd->callback([line] { line->command = "export_options"; });
+  table_cmd->callback([line] { line->command = "table"; });
+  show_cmd->callback([line] { line->command = "show"; });
+}
 
+// RegisterClusterCommands adds `up`, `status` and the admin commands (`repos`, `trigger`, `drain`) of a cluster.
+void RegisterClusterCommands(CLI::App* app, CommandLine* line) {
   auto& up = line->up;
   auto* up_cmd = app->add_subcommand(
       "up", "run the cluster as separate processes on loopback, over the tracker simulator");
@@ -184,7 +193,13 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
                                 "repositories");
   trigger_cmd->add_flag("--full", admin.full, "a full re-crawl instead of an incremental one");
   add_admin(app, "drain", "drain", "let a worker finish its leases and leave", "worker id");
+  // The subcommand chosen (RunCommand runs it).
+  up_cmd->callback([line] { line->command = "up"; });
+  status_cmd->callback([line] { line->command = "status"; });
+}
 
+// RegisterTaxonomyCommands adds `taxonomy train|eval|cv|classify`: the issue classifier.
+void RegisterTaxonomyCommands(CLI::App* app, CommandLine* line) {
   auto* taxonomy_cmd = app->add_subcommand(
       "taxonomy", "train, evaluate and run the issue classifier (see docs/TAXONOMY.md)");
   taxonomy_cmd->require_subcommand(1);
@@ -278,7 +293,15 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
       ->capture_default_str();
   classify_cmd->add_option("--taxonomy", tax_classify.taxonomy,
                            "taxonomy file (default: llm-dl/1)");
+  // The subcommand chosen (RunCommand runs it).
+  train_cmd->callback([line] { line->command = "tax_train"; });
+  eval_cmd->callback([line] { line->command = "tax_eval"; });
+  cv_cmd->callback([line] { line->command = "tax_cv"; });
+  classify_cmd->callback([line] { line->command = "tax_classify"; });
+}
 
+// RegisterReindexCommand adds `reindex`: re-tag the stored issues of a data directory's index.
+void RegisterReindexCommand(CLI::App* app, CommandLine* line) {
   auto& reindex = line->reindex;
   auto* reindex_cmd = app->add_subcommand(
       "reindex", "re-tag the stored issues of a data directory's index (no re-crawl)");
@@ -290,8 +313,12 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
   reindex_cmd->add_option("--batch-size", reindex.batch_size, "documents per commit")
       ->capture_default_str()->check(CLI::PositiveNumber);
   reindex_cmd->add_flag("--force", reindex.force, "re-tag even if the tags look current");
+  // The subcommand chosen (RunCommand runs it).
+  reindex_cmd->callback([line] { line->command = "reindex"; });
+}
 
-  // ---- study: annotation studies (deploy/cli/study_command.h, docs/STUDY.md) ----
+// RegisterStudyCommands adds `study`: annotation studies (deploy/cli/study_command.h, docs/STUDY.md).
+void RegisterStudyCommands(CLI::App* app, CommandLine* line) {
   auto* study_cmd = app->add_subcommand(
       "study", "sample, export, import, measure agreement, adjudicate and report (docs/STUDY.md)");
   study_cmd->require_subcommand(1);
@@ -364,28 +391,27 @@ void RegisterCommands(CLI::App* app, CommandLine* line) {
   study_report_cmd->add_option("--confidence", study_report.confidence, "interval confidence")
       ->capture_default_str();
   study_report_cmd->add_flag("--json", study_report.json, "print JSON");
-  // ---- end study ----
-
   // The subcommand chosen (RunCommand runs it).
-  crawl_cmd->callback([line] { line->command = "crawl"; });
-  reparse_cmd->callback([line] { line->command = "reparse"; });
-  search_cmd->callback([line] { line->command = "search"; });
-  export_cmd->callback([line] { line->command = "export_options"; });
-  table_cmd->callback([line] { line->command = "table"; });
-  show_cmd->callback([line] { line->command = "show"; });
-  up_cmd->callback([line] { line->command = "up"; });
-  status_cmd->callback([line] { line->command = "status"; });
-  train_cmd->callback([line] { line->command = "tax_train"; });
-  eval_cmd->callback([line] { line->command = "tax_eval"; });
-  cv_cmd->callback([line] { line->command = "tax_cv"; });
-  classify_cmd->callback([line] { line->command = "tax_classify"; });
-  reindex_cmd->callback([line] { line->command = "reindex"; });
   study_sample_cmd->callback([line] { line->command = "study_sample"; });
   study_export_cmd->callback([line] { line->command = "study_export"; });
   study_import_cmd->callback([line] { line->command = "study_import"; });
   study_agreement_cmd->callback([line] { line->command = "study_agreement"; });
   study_adjudicate_cmd->callback([line] { line->command = "study_adjudicate"; });
   study_report_cmd->callback([line] { line->command = "study_report"; });
+}
+
+}  // namespace
+
+void RegisterCommands(CLI::App* app, CommandLine* line) {
+  app->require_subcommand(1);
+  app->add_option("--log-level", line->log_level, "trace, debug, info, warn, error, off")
+      ->capture_default_str();
+  RegisterCrawlCommands(app, line);
+  RegisterQueryCommands(app, line);
+  RegisterClusterCommands(app, line);
+  RegisterTaxonomyCommands(app, line);
+  RegisterReindexCommand(app, line);
+  RegisterStudyCommands(app, line);
 }
 
 absl::Status RunCommand(const CommandLine& line) {

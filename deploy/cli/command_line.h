@@ -7,16 +7,16 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
-#include "deploy/cli/crawl_command.h"
-#include "deploy/cli/export_command.h"
-#include "deploy/cli/query_commands.h"
-#include "deploy/cli/reindex_command.h"
-#include "deploy/cli/reparse_command.h"
-#include "deploy/cli/status_command.h"
-#include "deploy/cli/study_command.h"
-#include "deploy/cli/table_command.h"
-#include "deploy/cli/taxonomy_command.h"
-#include "deploy/cli/up_command.h"
+#include "crawl_command.h"
+#include "export_command.h"
+#include "query_commands.h"
+#include "reindex_command.h"
+#include "reparse_command.h"
+#include "status_command.h"
+#include "study_command.h"
+#include "table_command.h"
+#include "taxonomy_command.h"
+#include "up_command.h"
 
 namespace issuescope::cli {
 

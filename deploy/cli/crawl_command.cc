@@ -1,4 +1,4 @@
-#include "deploy/cli/crawl_command.h"
+#include "crawl_command.h"
 
 #include <unistd.h>
 
@@ -30,7 +30,7 @@
 #include "crawler/repo_crawler.h"
 #include "crawler/token_pool.h"
 #include "crawler/worker.h"
-#include "deploy/cli/progress.h"
+#include "progress.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "indexer/change_log.h"

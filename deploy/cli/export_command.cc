@@ -1,4 +1,4 @@
-#include "deploy/cli/export_command.h"
+#include "export_command.h"
 
 #include <chrono>
 #include <cstdio>

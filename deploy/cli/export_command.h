@@ -7,7 +7,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "deploy/cli/query_commands.h"
+#include "query_commands.h"
 #include "issuescope/v1/search.pb.h"
 
 namespace issuescope::cli {

@@ -6,7 +6,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "common/logging.h"
-#include "deploy/cli/command_line.h"
+#include "command_line.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"issuescope: crawl, index and search issue trackers"};

@@ -1,4 +1,4 @@
-#include "deploy/cli/progress.h"
+#include "progress.h"
 
 #include <algorithm>
 #include <string>

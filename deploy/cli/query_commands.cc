@@ -1,4 +1,4 @@
-#include "deploy/cli/query_commands.h"
+#include "query_commands.h"
 
 #include "search/export_format.h"
 

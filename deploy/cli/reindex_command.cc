@@ -1,4 +1,4 @@
-#include "deploy/cli/reindex_command.h"
+#include "reindex_command.h"
 
 #include <unistd.h>
 
@@ -12,7 +12,7 @@
 #include "absl/time/clock.h"
 #include "common/index_schema.h"
 #include "common/status_macros.h"
-#include "deploy/cli/progress.h"
+#include "progress.h"
 #include "indexer/retagger.h"
 #include "indexer/sharded_index_writer.h"
 #include "indexer/taxonomy_tagger.h"

@@ -1,4 +1,4 @@
-#include "deploy/cli/reparse_command.h"
+#include "reparse_command.h"
 
 #include <filesystem>
 
@@ -8,8 +8,8 @@
 #include "common/status_macros.h"
 #include "crawler/issue_store.h"
 #include "crawler/reparse.h"
-#include "deploy/cli/crawl_command.h"
-#include "deploy/cli/progress.h"
+#include "crawl_command.h"
+#include "progress.h"
 #include "indexer/index_writer.h"
 
 namespace issuescope::cli {

@@ -1,4 +1,4 @@
-#include "deploy/cli/status_command.h"
+#include "status_command.h"
 
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
@@ -18,7 +18,7 @@
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
-#include "deploy/cli/progress.h"
+#include "progress.h"
 #include "google/protobuf/util/json_util.h"
 #include "issuescope/v1/coordinator.grpc.pb.h"
 

@@ -1,4 +1,4 @@
-#include "deploy/cli/study_command.h"
+#include "study_command.h"
 
 #include <chrono>
 #include <filesystem>

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "deploy/cli/query_commands.h"
+#include "query_commands.h"
 
 namespace issuescope::cli {
 

@@ -1,4 +1,4 @@
-#include "deploy/cli/table_command.h"
+#include "table_command.h"
 
 #include <chrono>
 #include <map>
@@ -13,7 +13,7 @@
 #include "common/csv.h"
 #include "common/grpc_status.h"
 #include "common/status_macros.h"
-#include "deploy/cli/export_command.h"
+#include "export_command.h"
 #include "search/export_format.h"
 #include "search/searcher.h"
 

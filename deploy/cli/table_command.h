@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "deploy/cli/query_commands.h"
+#include "query_commands.h"
 #include "issuescope/v1/search.pb.h"
 
 namespace issuescope::cli {

@@ -1,4 +1,4 @@
-#include "deploy/cli/taxonomy_command.h"
+#include "taxonomy_command.h"
 
 #include <algorithm>
 #include <cstdio>

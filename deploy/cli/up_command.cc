@@ -1,4 +1,4 @@
-#include "deploy/cli/up_command.h"
+#include "up_command.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -14,9 +14,9 @@
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
-#include "deploy/cli/cluster.h"
-#include "deploy/cli/progress.h"
-#include "deploy/cli/query_commands.h"
+#include "cluster.h"
+#include "progress.h"
+#include "query_commands.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 

@@ -14,7 +14,7 @@ endwhile()
 get_filename_component(name "${INPUT}" NAME)
 file(WRITE "${OUTPUT}.tmp"
 "// Generated from ${name} by indexer/cmake/EmbedTaxonomy.cmake; do not edit.
-#include \"indexer/embedded_taxonomy.h\"
+#include \"embedded_taxonomy.h\"
 
 namespace issuescope::indexer {
 namespace {

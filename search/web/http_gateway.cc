@@ -16,8 +16,8 @@
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "search/export_format.h"
-#include "search/web/json_api.h"
-#include "search/web/static_assets.h"
+#include "json_api.h"
+#include "static_assets.h"
 #include "spdlog/spdlog.h"
 
 namespace issuescope::search::web {

@@ -1,4 +1,4 @@
-#include "search/web/json_api.h"
+#include "json_api.h"
 
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/time_util.h>

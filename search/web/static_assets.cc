@@ -1,4 +1,4 @@
-#include "search/web/static_assets.h"
+#include "static_assets.h"
 
 namespace issuescope::search::web {
 

@@ -1,10 +1,12 @@
-// The status conversions (common/grpc_status.h, common/rocksdb_status.h): every code crosses
-// the gRPC boundary unchanged, and RocksDB's statuses map to codes callers act on.
+// The status conversions (common/grpc_status.h, common/rocksdb_status.h,
+// common/xapian_status.h): every code crosses the gRPC boundary unchanged, and RocksDB's
+// statuses and Xapian's exceptions map to codes callers act on.
 #include <string>
 
 #include "absl/status/status.h"
 #include "common/grpc_status.h"
 #include "common/rocksdb_status.h"
+#include "common/xapian_status.h"
 #include "gtest/gtest.h"
 
 namespace issuescope {
@@ -44,6 +46,38 @@ TEST(StatusConversionTest, RocksStatusesMapToActionableCodes) {
     // The message says what was being done, then RocksDB's own words.
     EXPECT_EQ(out.message().find("opening store /var/lib/x: "), 0u) << out.message();
     EXPECT_NE(out.message().find(c.in.ToString()), std::string::npos) << out.message();
+  }
+}
+
+TEST(StatusConversionTest, XapianErrorsMapToActionableCodes) {
+  struct Case {
+    absl::Status got;
+    absl::StatusCode want;
+  };
+  const std::string what = "committing index /x";
+  const Case cases[] = {
+      {FromXapianError(Xapian::DatabaseLockError("held"), what),
+       absl::StatusCode::kFailedPrecondition},
+      {FromXapianError(Xapian::DatabaseOpeningError("no such dir"), what),
+       absl::StatusCode::kUnavailable},
+      {FromXapianError(Xapian::DatabaseNotFoundError("gone"), what),
+       absl::StatusCode::kUnavailable},
+      {FromXapianError(Xapian::NetworkTimeoutError("slow"), what), absl::StatusCode::kUnavailable},
+      {FromXapianError(Xapian::DatabaseModifiedError("newer revision"), what),
+       absl::StatusCode::kAborted},
+      {FromXapianError(Xapian::DatabaseCorruptError("bad block"), what),
+       absl::StatusCode::kDataLoss},
+      {FromXapianError(Xapian::DocNotFoundError("doc 7"), what), absl::StatusCode::kNotFound},
+      {FromXapianError(Xapian::QueryParserError("syntax"), what),
+       absl::StatusCode::kInvalidArgument},
+      {FromXapianError(Xapian::RangeError("slot"), what), absl::StatusCode::kInvalidArgument},
+      {FromXapianError(Xapian::UnimplementedError("inmemory"), what),
+       absl::StatusCode::kUnimplemented},
+      {FromXapianError(Xapian::DatabaseError("disk"), what), absl::StatusCode::kInternal},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(c.got.code(), c.want) << c.got;
+    EXPECT_EQ(c.got.message().find(what + ": "), 0u) << c.got;
   }
 }
 
