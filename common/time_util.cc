@@ -36,4 +36,10 @@ absl::Time FromProto(const google::protobuf::Timestamp& ts) {
   return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
 }
 
+int CompareTimestamps(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
+  if (a.seconds() != b.seconds()) return a.seconds() < b.seconds() ? -1 : 1;
+  if (a.nanos() != b.nanos()) return a.nanos() < b.nanos() ? -1 : 1;
+  return 0;
+}
+
 }  // namespace issuescope

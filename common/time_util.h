@@ -20,4 +20,7 @@ std::string FormatRfc3339(absl::Time t);
 google::protobuf::Timestamp ToProto(absl::Time t);
 absl::Time FromProto(const google::protobuf::Timestamp& ts);
 
+// CompareTimestamps is -1, 0 or 1 as `a` is before, at or after `b`.
+int CompareTimestamps(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b);
+
 }  // namespace issuescope

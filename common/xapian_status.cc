@@ -18,9 +18,7 @@ absl::Status FromXapianError(const Xapian::Error& e, absl::string_view what) {
   if (type == "DatabaseModifiedError") return absl::AbortedError(message);
   if (type == "DatabaseCorruptError") return absl::DataLossError(message);
   if (type == "DocNotFoundError") return absl::NotFoundError(message);
-  if (type == "QueryParserError" || type == "InvalidArgumentError" || type == "RangeError") {
-    return absl::InvalidArgumentError(message);
-  }
+  if (type == "QueryParserError") return absl::InvalidArgumentError(message);
   if (type == "UnimplementedError") return absl::UnimplementedError(message);
   return absl::InternalError(message);
 }

@@ -13,9 +13,10 @@ namespace issuescope {
 // callers act on: DatabaseLockError FAILED_PRECONDITION (another writer holds the index);
 // DatabaseOpeningError, DatabaseNotFoundError, DatabaseVersionError, NetworkError and
 // NetworkTimeoutError UNAVAILABLE; DatabaseModifiedError ABORTED (reopen and retry);
-// DatabaseCorruptError DATA_LOSS; DocNotFoundError NOT_FOUND; QueryParserError,
-// InvalidArgumentError and RangeError INVALID_ARGUMENT; UnimplementedError UNIMPLEMENTED;
-// anything else INTERNAL.
+// DatabaseCorruptError DATA_LOSS; DocNotFoundError NOT_FOUND; QueryParserError
+// INVALID_ARGUMENT (the user's query); UnimplementedError UNIMPLEMENTED; anything else INTERNAL,
+// including Xapian's InvalidArgumentError and RangeError (our own misuse of its API, not the
+// caller's input).
 absl::Status FromXapianError(const Xapian::Error& e, absl::string_view what);
 
 }  // namespace issuescope

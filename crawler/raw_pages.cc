@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/rocksdb_status.h"
 #include "common/status_macros.h"
+#include "store_keys.h"
 #include "common/time_util.h"
 #include "crawler/issue_store.h"
 #include "nlohmann/json.hpp"
@@ -19,21 +20,14 @@
 namespace issuescope::crawler {
 namespace {
 
+using store_keys::GetBE64;
+using store_keys::PutBE64;
+
 constexpr char kPagePrefix = 'p';
 constexpr char kItemPrefix = 'x';
 constexpr char kRefPrefix = 'r';
 constexpr char kQuarantinePrefix = 'q';
 constexpr char kSeqKey[] = "s";
-
-void PutBE64(std::string* out, uint64_t v) {
-  for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
-}
-
-uint64_t GetBE64(absl::string_view p) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < 8 && i < p.size(); ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
-  return v;
-}
 
 std::string SlugPrefix(char kind, absl::string_view slug) {
   std::string key(1, kind);

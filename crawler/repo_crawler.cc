@@ -134,12 +134,13 @@ class RepoCrawler::Run {
     }
     const int s = resp.status;
     if (s == 301 || s == 302 || s == 307 || s == 308) {
-      std::string location = resp.headers.Get("Location");
-      if (!location.empty()) location = ResolveReference(base_, location).value_or("");
+      // A relative Location resolves against the URL requested (RFC 9110, 10.2.2).
+      const std::string sent = resp.headers.Get("Location");
+      const std::string location = sent.empty() ? "" : ResolveReference(url, sent).value_or("");
       if (location.empty() || !SameOrigin(location, base_)) {
         return absl::PermissionDeniedError(absl::StrCat(
             "GET ", Redact(url), ": HTTP ", s, " redirects to another host or nowhere ('",
-            Redact(location), "')"));
+            Redact(sent), "')"));
       }
       url = location;
       ASSIGN_OR_RETURN(resp, Get(url, ""));

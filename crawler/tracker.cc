@@ -85,9 +85,11 @@ std::string UrlEncodeTime(absl::Time t) {
 }
 
 std::string PercentEncode(absl::string_view text) {
-  // libcurl keeps exactly RFC 3986's unreserved characters; its handle argument is unused.
+  // libcurl keeps exactly RFC 3986's unreserved characters; its handle argument is unused. A
+  // length of 0 would mean "up to a NUL" to it, so an empty text is answered here.
+  if (text.empty()) return "";
   char* escaped = curl_easy_escape(nullptr, text.data(), static_cast<int>(text.size()));
-  if (escaped == nullptr) return "";
+  if (escaped == nullptr) return "";  // out of memory (texts here are names and tokens)
   std::string out(escaped);
   curl_free(escaped);
   return out;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "common/index_text.h"
+#include "common/xapian_status.h"
 #include "proximity.h"
 #include "query_lexer.h"
 
@@ -379,8 +380,10 @@ absl::StatusOr<ParsedQuery> QueryParser::Parse(absl::string_view query,
       return parsed;
     }
     return Parser(*tokens, db_, options).Run();
+  } catch (const Xapian::DatabaseModifiedError&) {
+    throw;  // a newer revision was committed: the searcher reopens and retries
   } catch (const Xapian::Error& e) {
-    return absl::InternalError(absl::StrCat("parsing the query failed: ", e.get_description()));
+    return FromXapianError(e, "parsing the query failed");
   }
 }
 

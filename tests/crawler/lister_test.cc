@@ -16,50 +16,33 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "rocksdb/env.h"
+#include "tests/crawler/crawl_test_util.h"
 #include "tests/crawler/fake_transport.h"
 #include "tests/crawler/mem_store.h"
 
 namespace issuescope::crawler {
 namespace {
 
+using testing::At;
 using testing::FakeTransport;
+using testing::kTestBase;
+using testing::kTestComments;
+using testing::kTestIssues;
+using testing::TestComment;
+using testing::TestIssue;
+using testing::TestPage;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
-constexpr char kBase[] = "https://api.test";
 constexpr char kSlug[] = "github:octo/hello";
-constexpr char kIssues[] =
-    "https://api.test/repos/octo/hello/issues?state=all&sort=updated&direction=asc&per_page=100";
-constexpr char kComments[] =
-    "https://api.test/repos/octo/hello/issues/comments?sort=updated&direction=asc&per_page=100";
 constexpr char kToken[] = "ghp_sekrit_token_123";
 constexpr char kBadBody[] = "[{\"id\": 1, \"number\": 1, \"updated_at\": ";
+constexpr const char* kIssues = kTestIssues;
 
-std::string T(int second) {
-  return FormatRfc3339(absl::FromUnixSeconds(1672531200 + second));  // 2023-01-01T00:00:00Z + s
+// PullRequest marks an issue of the listing as a pull request.
+nlohmann::json PullRequest(nlohmann::json issue) {
+  issue["pull_request"] = {{"url", "x"}};
+  return issue;
 }
-
-nlohmann::json IssueJson(int number, const std::string& updated, bool pr = false) {
-  nlohmann::json j = {{"id", 1000 + number},
-                      {"number", number},
-                      {"title", absl::StrCat("issue ", number)},
-                      {"state", "open"},
-                      {"created_at", T(0)},
-                      {"updated_at", updated},
-                      {"html_url", absl::StrCat("https://github.com/octo/hello/issues/", number)}};
-  if (pr) j["pull_request"] = {{"url", "x"}};
-  return j;
-}
-
-nlohmann::json CommentJson(int id, int issue, const std::string& updated) {
-  return {{"id", id},
-          {"body", "c"},
-          {"updated_at", updated},
-          {"issue_url", absl::StrCat("https://api.test/repos/octo/hello/issues/", issue)},
-          {"html_url",
-           absl::StrCat("https://github.com/octo/hello/issues/", issue, "#issuecomment-", id)}};
-}
-
-std::string Page(std::vector<nlohmann::json> items) { return nlohmann::json(items).dump(); }
 
 Headers NextIs(const std::string& url) { return {{"Link", "<" + url + ">; rel=\"next\""}}; }
 
@@ -91,7 +74,7 @@ class ListerTest : public ::testing::Test {
                                              absl::Minutes(5), /*keep_raw_pages=*/false,
                                              options_.include_pull_requests, &counters_);
       lister_ = std::make_unique<Lister>(
-          tracker_.get(), TrackerRepo{kBase, "octo", "hello"}, repo_, kSlug, loop_.get(),
+          tracker_.get(), TrackerRepo{kTestBase, "octo", "hello"}, repo_, kSlug, loop_.get(),
           ingest_.get(), &clock_, options_, ListerProgress{&counters_, &estimated_, [this] {
             ++reports_;
             if (on_report_) on_report_();
@@ -131,15 +114,15 @@ class ListerTest : public ::testing::Test {
 
 TEST_F(ListerTest, PassFollowsNextLinksAndRecordsEveryPage) {
   const std::string p2 = std::string(kIssues) + "&page=2";
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1)), IssueJson(2, T(3))}), NextIs(p2));
-  http_.Respond(p2, 200, Page({IssueJson(3, T(2))}));
+  http_.Respond(kIssues, 200, TestPage({TestIssue(1, 1), TestIssue(2, 3)}), NextIs(p2));
+  http_.Respond(p2, 200, TestPage({TestIssue(3, 2)}));
   auto pass = Pass(Listing::kIssues);
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_EQ(http_.Urls(), (std::vector<std::string>{kIssues, p2}));
   EXPECT_EQ(pass->pages.size(), 2u);
   EXPECT_EQ(pass->updated.size(), 3u);
   ASSERT_TRUE(pass->max_updated.has_value());
-  EXPECT_EQ(FormatRfc3339(*pass->max_updated), T(3));
+  EXPECT_EQ(FormatRfc3339(*pass->max_updated), At(3));
   EXPECT_FALSE(pass->truncated);
   EXPECT_EQ(pages_, 2);
   EXPECT_EQ(reports_, 2);
@@ -148,8 +131,8 @@ TEST_F(ListerTest, PassFollowsNextLinksAndRecordsEveryPage) {
 }
 
 TEST_F(ListerTest, PullRequestsAreSkippedAndTheirCommentsToo) {
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1)), IssueJson(2, T(2), /*pr=*/true)}));
-  http_.Respond(kComments, 200, Page({CommentJson(7, 1, T(3)), CommentJson(8, 2, T(4))}));
+  http_.Respond(kIssues, 200, TestPage({TestIssue(1, 1), PullRequest(TestIssue(2, 2))}));
+  http_.Respond(kTestComments, 200, TestPage({TestComment(7, 1, 3), TestComment(8, 2, 4)}));
   auto issues = Pass(Listing::kIssues);
   ASSERT_TRUE(issues.ok()) << issues.status();
   auto comments = Pass(Listing::kComments);
@@ -165,8 +148,8 @@ TEST_F(ListerTest, PageBudgetTruncatesBeforeThePageItDoesNotAllow) {
   options_.max_pages_per_lease = 1;
   options_.pipeline_pages = true;
   const std::string p2 = std::string(kIssues) + "&page=2";
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}), NextIs(p2));
-  http_.Respond(p2, 200, Page({IssueJson(2, T(2))}));
+  http_.Respond(kIssues, 200, TestPage({TestIssue(1, 1)}), NextIs(p2));
+  http_.Respond(p2, 200, TestPage({TestIssue(2, 2)}));
   auto pass = Pass(Listing::kIssues);
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_TRUE(pass->truncated);
@@ -189,7 +172,7 @@ TEST_F(ListerTest, FirstPage304IsNotModifiedAndStoresNothing) {
 
 TEST_F(ListerTest, InvalidJsonIsFetchedAgainThenStored) {
   http_.Respond(kIssues, 200, kBadBody);
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}));
+  http_.Respond(kIssues, 200, TestPage({TestIssue(1, 1)}));
   auto pass = Pass(Listing::kIssues);
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_EQ(retries_, 1);
@@ -211,8 +194,8 @@ TEST_F(ListerTest, InvalidJsonStoresNothingAndNamesTheUrl) {
 TEST_F(ListerTest, ReportErrorStopsThePassAtOnce) {
   report_status_ = absl::FailedPreconditionError("lease epoch 1 is stale");
   const std::string p2 = std::string(kIssues) + "&page=2";
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}), NextIs(p2));
-  http_.Respond(p2, 200, Page({IssueJson(2, T(2))}));
+  http_.Respond(kIssues, 200, TestPage({TestIssue(1, 1)}), NextIs(p2));
+  http_.Respond(p2, 200, TestPage({TestIssue(2, 2)}));
   auto pass = Pass(Listing::kIssues);
   ASSERT_FALSE(pass.ok());
   EXPECT_EQ(pass.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -226,8 +209,8 @@ TEST_F(ListerTest, ReportErrorStopsThePassAtOnce) {
 
 TEST_F(ListerTest, NextPageIsRequestedWhileThePageBeforeIsStored) {
   const std::string p2 = std::string(kIssues) + "&page=2";
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}), NextIs(p2));
-  http_.Respond(p2, 200, Page({IssueJson(2, T(2))}));
+  http_.Respond(kIssues, 200, TestPage({TestIssue(1, 1)}), NextIs(p2));
+  http_.Respond(p2, 200, TestPage({TestIssue(2, 2)}));
   bool page2_in_flight = false;
   bool page2_stored_early = true;
   auto pass = Pass(Listing::kIssues, [&] {
@@ -251,7 +234,7 @@ TEST_F(ListerTest, NextPageIsRequestedWhileThePageBeforeIsStored) {
 TEST_F(ListerTest, FailedPrefetchedPageLeavesThePageBeforeStoredAndReported) {
   loop_options_.max_retries = 1;
   const std::string p2 = std::string(kIssues) + "&page=2";
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}), NextIs(p2));
+  http_.Respond(kIssues, 200, TestPage({TestIssue(1, 1)}), NextIs(p2));
   http_.Respond(p2, 500, "oops");
   http_.Respond(p2, 500, "oops");
   auto pass = Pass(Listing::kIssues);
@@ -267,8 +250,8 @@ TEST_F(ListerTest, FailedPrefetchedPageLeavesThePageBeforeStoredAndReported) {
 TEST_F(ListerTest, BadBodyIsFetchedAgainWhileTheNextPageIsAlreadyIn) {
   const std::string p2 = std::string(kIssues) + "&page=2";
   http_.Respond(kIssues, 200, kBadBody, NextIs(p2));
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}), NextIs(p2));
-  http_.Respond(p2, 200, Page({IssueJson(2, T(2))}));
+  http_.Respond(kIssues, 200, TestPage({TestIssue(1, 1)}), NextIs(p2));
+  http_.Respond(p2, 200, TestPage({TestIssue(2, 2)}));
   auto pass = Pass(Listing::kIssues);
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_EQ(http_.Pending(), 0u);
@@ -281,8 +264,8 @@ TEST_F(ListerTest, WithoutPipeliningAStoppedPassSendsNoFurtherRequest) {
   options_.pipeline_pages = false;
   report_status_ = absl::FailedPreconditionError("lease epoch 1 is stale");
   const std::string p2 = std::string(kIssues) + "&page=2";
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}), NextIs(p2));
-  http_.Respond(p2, 200, Page({IssueJson(2, T(2))}));
+  http_.Respond(kIssues, 200, TestPage({TestIssue(1, 1)}), NextIs(p2));
+  http_.Respond(p2, 200, TestPage({TestIssue(2, 2)}));
   auto pass = Pass(Listing::kIssues);
   ASSERT_FALSE(pass.ok());
   EXPECT_EQ(pass.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -292,7 +275,7 @@ TEST_F(ListerTest, WithoutPipeliningAStoppedPassSendsNoFurtherRequest) {
 
 TEST_F(ListerTest, TokensInUrlsAreRedacted) {
   const std::string p2 = "https://api.test/x?page=2&access_token=" + std::string(kToken);
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}), NextIs(p2));
+  http_.Respond(kIssues, 200, TestPage({TestIssue(1, 1)}), NextIs(p2));
   // (A 422 there would restart the listing from the since cursor: see deep_page_test.)
   http_.Respond(p2, 404, R"({"message": "Not Found"})");
   auto pass = Pass(Listing::kIssues);
@@ -303,7 +286,7 @@ TEST_F(ListerTest, TokensInUrlsAreRedacted) {
 }
 
 TEST_F(ListerTest, NextLinkToAnotherHostIsRefused) {
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}),
+  http_.Respond(kIssues, 200, TestPage({TestIssue(1, 1)}),
                 NextIs("https://evil.example/steal?page=2"));
   auto pass = Pass(Listing::kIssues);
   ASSERT_FALSE(pass.ok());
@@ -313,8 +296,8 @@ TEST_F(ListerTest, NextLinkToAnotherHostIsRefused) {
 
 TEST_F(ListerTest, NextLinkThatRepeatsAPageStopsInsteadOfLooping) {
   const std::string p2 = std::string(kIssues) + "&page=2";
-  http_.Respond(kIssues, 200, Page({IssueJson(1, T(1))}), NextIs(p2));
-  http_.Respond(p2, 200, Page({IssueJson(2, T(2))}), NextIs(kIssues));
+  http_.Respond(kIssues, 200, TestPage({TestIssue(1, 1)}), NextIs(p2));
+  http_.Respond(p2, 200, TestPage({TestIssue(2, 2)}), NextIs(kIssues));
   auto pass = Pass(Listing::kIssues);
   ASSERT_FALSE(pass.ok());
   EXPECT_EQ(pass.status().code(), absl::StatusCode::kInvalidArgument);

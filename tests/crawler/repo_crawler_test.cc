@@ -468,6 +468,38 @@ TEST_F(RepoCrawlerTest, MovedRepositoryIsFollowedOnceAndReported) {
   EXPECT_TRUE(store_->GetIssue("github:octo/hello", 1).ok());
 }
 
+TEST_F(RepoCrawlerTest, RelativeRedirectsResolveAgainstTheUrlRequested) {
+  // "/repositories/42" is absolute-path; "hello-renamed" is path-relative: it replaces the last
+  // segment of the URL requested (https://api.test/repos/octo/hello), not of the API base.
+  struct Case {
+    std::string location;
+    std::string resolved;
+  };
+  for (const Case& c : {Case{"/repositories/42", "https://api.test/repositories/42"},
+                        Case{"hello-renamed", "https://api.test/repos/octo/hello-renamed"}}) {
+    SCOPED_TRACE(c.location);
+    const size_t base = http_.Requests().size();
+    http_.Respond(kRepoUrl, 301, "", {{"Location", c.location}});
+    http_.Respond(c.resolved, 200, R"({"full_name": "octo/hello", "open_issues_count": 0})");
+    http_.Respond(kIssues, 200, "[]");
+    http_.Respond(kComments, 200, "[]");
+    auto result = Crawl(Lease());
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_GE(http_.Urls().size(), base + 2);
+    EXPECT_EQ(http_.Urls()[base + 1], c.resolved);
+  }
+}
+
+TEST_F(RepoCrawlerTest, RedirectToAnotherHostIsRefusedNamingTheLocationSent) {
+  http_.Respond(kRepoUrl, 302, "", {{"Location", "https://evil.example/repos/octo/hello"}});
+  auto result = Crawl(Lease());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(result.status().message().find("evil.example/repos/octo/hello"), std::string::npos)
+      << result.status();
+  EXPECT_EQ(http_.Requests().size(), 1u);  // the token never went there
+}
+
 TEST_F(RepoCrawlerTest, PullRequestsAndTheirCommentsAreDroppedUnlessIncluded) {
   for (bool include : {false, true}) {
     store_.reset();  // a fresh store per round (the old one must close before its Env goes)

@@ -16,7 +16,8 @@ cd "$(dirname "$0")/../.."
 
 TESTS=(
   common_text_tokens_test common_issue_sections_test common_csv_test common_logging_test
-  common_host_port_test common_tls_test
+  common_host_port_test common_tls_test common_repo_slug_test common_status_conversion_test
+  common_index_values_test
   search_query_parser_test search_facets_test search_searcher_test search_pager_test
   search_docid_sample_test search_field_scope_test search_query_limits_test
   search_match_split_test search_search_service_test search_main_test search_search_flags_test
@@ -39,7 +40,7 @@ TESTS=(
   indexer_taxonomy_test indexer_term_automaton_test indexer_tagging_test
   indexer_classifier_test indexer_utf8_cuts_test indexer_change_log_test
   indexer_index_writer_test indexer_sharded_index_writer_test indexer_feed_follower_test
-  indexer_indexer_daemon_test indexer_reindex_command_test indexer_study_test indexer_indexer_flags_test
+  indexer_indexer_daemon_test deploy_reindex_command_test indexer_study_test indexer_indexer_flags_test
   indexer_study_stats_test
   simulator_faults_test simulator_generator_test simulator_gitee_api_test
   simulator_gitlab_api_test simulator_http_api_test simulator_listing_test simulator_loader_test
