@@ -38,12 +38,7 @@ absl::Status ParseIssueInto(const json& obj, v1::Issue* issue) {
   ASSIGN_OR_RETURN(int64_t id, RequiredInt(obj, "id"));
   issue->set_id(id);
   // A null (or missing) updated_at, created_at, title or state makes the item bad.
-  RETURN_IF_ERROR(SetTime(obj, "updated_at", true, issue->mutable_updated_at()));
-  RETURN_IF_ERROR(SetTime(obj, "created_at", true, issue->mutable_created_at()));
-  ASSIGN_OR_RETURN(*issue->mutable_title(), RequiredString(obj, "title"));
-  ASSIGN_OR_RETURN(*issue->mutable_body(), OptionalString(obj, "body"));
-  ASSIGN_OR_RETURN(std::string state, RequiredString(obj, "state"));
-  state = absl::AsciiStrToLower(state);
+  ASSIGN_OR_RETURN(const std::string state, ReadIssueBasics(obj, issue));
   if (state == "open") {
     issue->set_state(v1::ISSUE_STATE_OPEN);
   } else if (state == "progressing") {

@@ -28,17 +28,11 @@ absl::Status ParseIssueInto(const json& obj, v1::Issue* issue) {
   issue->set_key(absl::StrCat(number));
   ASSIGN_OR_RETURN(int64_t id, RequiredInt(obj, "id"));
   issue->set_id(id);
-  // updated_at, created_at, title and state are never null on GitHub: a null (or a missing
-  // one) makes the item bad rather than an issue with no date, an empty title or no state.
-  RETURN_IF_ERROR(SetTime(obj, "updated_at", true, issue->mutable_updated_at()));
-  RETURN_IF_ERROR(SetTime(obj, "created_at", true, issue->mutable_created_at()));
+  // updated_at, created_at, title and state are never null on GitHub.
+  ASSIGN_OR_RETURN(const std::string state, ReadIssueBasics(obj, issue));
   if (Member(obj, "closed_at") != nullptr) {  // closed_at stays unset while open
     RETURN_IF_ERROR(SetTime(obj, "closed_at", false, issue->mutable_closed_at()));
   }
-  ASSIGN_OR_RETURN(*issue->mutable_title(), RequiredString(obj, "title"));
-  ASSIGN_OR_RETURN(*issue->mutable_body(), OptionalString(obj, "body"));
-  ASSIGN_OR_RETURN(std::string state, RequiredString(obj, "state"));
-  state = absl::AsciiStrToLower(state);
   if (state == "open") {
     issue->set_state(v1::ISSUE_STATE_OPEN);
   } else if (state == "closed") {

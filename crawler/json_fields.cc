@@ -1,5 +1,6 @@
 #include "json_fields.h"
 
+#include "absl/strings/ascii.h"
 #include "common/time_util.h"
 
 namespace issuescope::crawler::json_fields {
@@ -92,6 +93,15 @@ absl::StatusOr<json> ParseJson(absl::string_view body) {
   } catch (const json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("invalid JSON: ", e.what()));
   }
+}
+
+absl::StatusOr<std::string> ReadIssueBasics(const json& obj, v1::Issue* issue) {
+  RETURN_IF_ERROR(SetTime(obj, "updated_at", true, issue->mutable_updated_at()));
+  RETURN_IF_ERROR(SetTime(obj, "created_at", true, issue->mutable_created_at()));
+  ASSIGN_OR_RETURN(*issue->mutable_title(), RequiredString(obj, "title"));
+  ASSIGN_OR_RETURN(*issue->mutable_body(), OptionalString(obj, "body"));
+  ASSIGN_OR_RETURN(std::string state, RequiredString(obj, "state"));
+  return absl::AsciiStrToLower(state);
 }
 
 }  // namespace issuescope::crawler::json_fields

@@ -57,6 +57,12 @@ absl::Status SetTime(const json& obj, const char* name, bool required,
 // UserName returns obj[name][login_key] ("" when obj[name] is missing).
 absl::StatusOr<std::string> UserName(const json& obj, const char* name, const char* login_key);
 
+// ReadIssueBasics reads what every GitHub-style issue object (GitHub, Gitee) has: updated_at and
+// created_at (required and not null: a null makes the item bad rather than an issue without a
+// date), title (required), body (optional, "" when null) into `issue`, and returns its state,
+// lower-cased (required), for the tracker to map. Errors name the field.
+absl::StatusOr<std::string> ReadIssueBasics(const json& obj, v1::Issue* issue);
+
 // ParseJson parses a response body.
 absl::StatusOr<json> ParseJson(absl::string_view body);
 
