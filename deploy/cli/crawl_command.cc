@@ -157,6 +157,7 @@ class BoardObserver final : public crawler::CrawlObserver {
 
 }  // namespace
 
+
 absl::StatusOr<int64_t> CatchUpIndex(crawler::IssueStore& store, indexer::IndexWriter& writer) {
   const std::string id = store.store_id();
   std::unique_ptr<indexer::ChangeSource> log = indexer::StoreLogSource(
@@ -181,11 +182,13 @@ absl::Status EnsureDirectory(const std::string& dir) {
   return absl::OkStatus();
 }
 
-absl::Status RunCrawl(const CrawlCommandOptions& options) {
+namespace {
+
+// ResolveRepositories parses the repositories named and gives each its API URL (per tracker,
+// else --api-url, else the tracker's default); INVALID_ARGUMENT naming a bad one.
+absl::StatusOr<std::vector<v1::RepositoryRef>> ResolveRepositories(
+    const CrawlCommandOptions& options) {
   if (options.repos.empty()) return absl::InvalidArgumentError("no repository given");
-  if (options.max_pages_per_lease < 0) {
-    return absl::InvalidArgumentError("--max-pages-per-lease must be >= 0");
-  }
   std::vector<v1::RepositoryRef> repos;
   for (const std::string& spec : options.repos) {
     ASSIGN_OR_RETURN(v1::RepositoryRef ref, ParseRepoSpec(spec));
@@ -200,13 +203,18 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
     }
     repos.push_back(ref);
   }
-  ASSIGN_OR_RETURN(std::string token, TokenFromEnvironment(options.token_env, "--token-env"));
-  RETURN_IF_ERROR(EnsureDirectory(options.data_dir));
-  Clock* clock = Clock::Real();
+  return repos;
+}
+
+// CrawlerOptionsFor is the crawl's options: the APIs named (its tokens may go there,
+// crawler/token_binding.h) and one token pool per tracker (--TRACKER-token-env, else the
+// --token-env `token`).
+absl::StatusOr<crawler::CrawlerOptions> CrawlerOptionsFor(const CrawlCommandOptions& options,
+                                                         const std::vector<v1::RepositoryRef>& repos,
+                                                         const std::string& token, Clock* clock) {
   crawler::CrawlerOptions crawler_options;
   crawler_options.token = token;
   crawler_options.max_pages_per_lease = options.max_pages_per_lease;
-  // The APIs named here are this crawl's own: its tokens may go there (crawler/token_binding.h).
   for (const v1::RepositoryRef& ref : repos) crawler_options.api_urls[ref.tracker()] = ref.api_url();
   for (v1::Tracker kind : {v1::TRACKER_GITHUB, v1::TRACKER_GITLAB, v1::TRACKER_GITEE}) {
     std::vector<crawler::PoolToken> tokens;
@@ -223,44 +231,57 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
     crawler_options.pools[kind] =
         std::make_shared<crawler::TokenPool>(kind, std::move(tokens), clock, pool_options);
   }
+  return crawler_options;
+}
 
-  coordinator::CoordinatorOptions coord_options;
-  ASSIGN_OR_RETURN(auto coord, coordinator::CoordinatorCore::Open(
-                                   options.data_dir + "/coordinator", coord_options, clock));
-  ASSIGN_OR_RETURN(auto store, crawler::IssueStore::Open(options.data_dir + "/store"));
-  // Issues are tagged with the built-in taxonomy (llm-dl/1) and model as they are indexed;
-  // `issuescope reindex --taxonomy FILE --model M` re-tags with others.
-  ASSIGN_OR_RETURN(std::unique_ptr<indexer::TaxonomyTagger> tagger,
-                   indexer::TaxonomyTagger::Create("", "default"));
+// TaggedIndex is the data directory's index with the tagger that tags what is indexed now.
+struct TaggedIndex {
+  std::unique_ptr<indexer::TaxonomyTagger> tagger;
+  std::unique_ptr<indexer::IndexWriter> writer;
+};
+
+// OpenTaggedIndex opens DATA/index with the built-in taxonomy (llm-dl/1) and model, and records
+// which tagger made the tags (GetIndexStatus.tagger, `reindex`'s "nothing to do"); `issuescope
+// reindex --taxonomy FILE --model M` re-tags with others.
+absl::StatusOr<TaggedIndex> OpenTaggedIndex(const std::string& data_dir) {
+  TaggedIndex tagged;
+  ASSIGN_OR_RETURN(tagged.tagger, indexer::TaxonomyTagger::Create("", "default"));
   indexer::IndexWriterOptions writer_options;
-  writer_options.tagger = tagger.get();
-  ASSIGN_OR_RETURN(auto writer,
-                   indexer::IndexWriter::Open(options.data_dir + "/index", writer_options));
-  // Record which tagger made the tags (GetIndexStatus.tagger, `reindex`'s "nothing to do"). An
-  // index this command made before it recorded one was tagged by the same built-in tagger.
-  ASSIGN_OR_RETURN(std::string recorded, writer->GetMetadata(index::kTaggerMetadataKey));
+  writer_options.tagger = tagged.tagger.get();
+  ASSIGN_OR_RETURN(tagged.writer, indexer::IndexWriter::Open(data_dir + "/index", writer_options));
+  // An index this command made before it recorded a tagger was tagged by the same built-in one.
+  ASSIGN_OR_RETURN(std::string recorded, tagged.writer->GetMetadata(index::kTaggerMetadataKey));
+  const std::string fingerprint = tagged.tagger->Fingerprint();
   if (recorded.empty()) {
-    RETURN_IF_ERROR(writer->CommitMetadata({{index::kTaggerMetadataKey, tagger->Fingerprint()}}));
-  } else if (recorded != tagger->Fingerprint()) {
+    RETURN_IF_ERROR(tagged.writer->CommitMetadata({{index::kTaggerMetadataKey, fingerprint}}));
+  } else if (recorded != fingerprint) {
     spdlog::warn("the index was tagged by '{}'; issues crawled now are tagged by the built-in '{}' "
                  "until `issuescope reindex` re-tags them all with one taxonomy",
-                 recorded, tagger->Fingerprint());
+                 recorded, fingerprint);
   }
+  return tagged;
+}
 
-  crawler::CurlTransport transport;
+// ProbeGithubApi checks the first GitHub API named with its free /rate_limit (ProbeApi), with a
+// token from the crawl's GitHub pool.
+absl::Status ProbeGithubApi(crawler::HttpTransport& transport,
+                            const std::vector<v1::RepositoryRef>& repos,
+                            crawler::TokenPool& pool) {
   for (const v1::RepositoryRef& ref : repos) {
     if (ref.tracker() != v1::TRACKER_GITHUB) continue;  // only GitHub has a free /rate_limit
-    crawler::TokenPool& pool = *crawler_options.pools[v1::TRACKER_GITHUB];
     ASSIGN_OR_RETURN(crawler::TokenPool::Lease lease, pool.Acquire());
     const absl::Status probed = ProbeApi(transport, ref.api_url(), lease.token);
     pool.Release(lease, crawler::RateLimit{}, crawler::TokenOutcome::kOk);
-    RETURN_IF_ERROR(probed);
-    break;
+    return probed;
   }
+  return absl::OkStatus();
+}
 
-  // The admin steps go to the core directly; the crawl is the real CrawlerWorker, talking to
-  // the real coordinator service over an in-process channel (the lease protocol the cluster
-  // runs, with no second copy of it here).
+// ScheduleCrawl adds the repositories to the coordinator's catalog and triggers their crawl
+// (full with --full); returns their slugs.
+absl::StatusOr<std::vector<std::string>> ScheduleCrawl(coordinator::CoordinatorCore& coord,
+                                                       const std::vector<v1::RepositoryRef>& repos,
+                                                       const CrawlCommandOptions& options) {
   v1::AddRepositoriesRequest add;
   std::vector<std::string> slugs;
   for (const v1::RepositoryRef& ref : repos) {
@@ -269,12 +290,56 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
     spec->set_include_pull_requests(options.include_pull_requests);
     slugs.push_back(RepoSlug(ref));
   }
-  RETURN_IF_ERROR(coord->AddRepositories(add).status());
+  RETURN_IF_ERROR(coord.AddRepositories(add).status());
   v1::TriggerCrawlRequest trigger;
   for (const std::string& slug : slugs) trigger.add_repo_slugs(slug);
   trigger.set_mode(options.full ? v1::CRAWL_MODE_FULL : v1::CRAWL_MODE_INCREMENTAL);
-  RETURN_IF_ERROR(coord->TriggerCrawl(trigger).status());
+  RETURN_IF_ERROR(coord.TriggerCrawl(trigger).status());
+  return slugs;
+}
 
+// PrintTokenUse prints each token's requests and last known budget (never the token itself).
+void PrintTokenUse(const crawler::CrawlerOptions& crawler_options) {
+  for (const auto& [kind, pool] : crawler_options.pools) {
+    for (const crawler::TokenStatus& t : pool->Snapshot()) {
+      if (t.requests == 0) continue;
+      absl::FPrintF(stderr, "%s token %s (%s): %d requests, budget %s of %s", TrackerName(kind),
+                    t.fingerprint, t.account, t.requests,
+                    t.remaining < 0 ? std::string("?") : WithThousands(t.remaining),
+                    t.limit < 0 ? std::string("?") : WithThousands(t.limit));
+      if (t.reset != absl::InfinitePast()) {
+        absl::FPrintF(stderr, ", resets at %s",
+                      absl::FormatTime("%H:%M:%S", t.reset, absl::LocalTimeZone()));
+      }
+      absl::FPrintF(stderr, "\n");
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status RunCrawl(const CrawlCommandOptions& options) {
+  if (options.max_pages_per_lease < 0) {
+    return absl::InvalidArgumentError("--max-pages-per-lease must be >= 0");
+  }
+  ASSIGN_OR_RETURN(std::vector<v1::RepositoryRef> repos, ResolveRepositories(options));
+  ASSIGN_OR_RETURN(std::string token, TokenFromEnvironment(options.token_env, "--token-env"));
+  RETURN_IF_ERROR(EnsureDirectory(options.data_dir));
+  Clock* clock = Clock::Real();
+  ASSIGN_OR_RETURN(crawler::CrawlerOptions crawler_options,
+                   CrawlerOptionsFor(options, repos, token, clock));
+  coordinator::CoordinatorOptions coord_options;
+  ASSIGN_OR_RETURN(auto coord, coordinator::CoordinatorCore::Open(
+                                   options.data_dir + "/coordinator", coord_options, clock));
+  ASSIGN_OR_RETURN(auto store, crawler::IssueStore::Open(options.data_dir + "/store"));
+  ASSIGN_OR_RETURN(TaggedIndex index, OpenTaggedIndex(options.data_dir));
+  crawler::CurlTransport transport;
+  RETURN_IF_ERROR(ProbeGithubApi(transport, repos, *crawler_options.pools[v1::TRACKER_GITHUB]));
+
+  // The admin steps go to the core directly; the crawl is the real CrawlerWorker, talking to
+  // the real coordinator service over an in-process channel (the lease protocol the cluster
+  // runs, with no second copy of it here).
+  ASSIGN_OR_RETURN(std::vector<std::string> slugs, ScheduleCrawl(*coord, repos, options));
   coordinator::CoordinatorService service(coord.get(), coordinator::AccessOptions{});
   grpc::ServerBuilder builder;
   builder.RegisterService(&service);
@@ -311,31 +376,18 @@ absl::Status RunCrawl(const CrawlCommandOptions& options) {
   server->Shutdown();
   RETURN_IF_ERROR(stopped_early);
   board.Finish(clock->Now());
-  const std::vector<std::string> failures = observer.Failures();
 
-  ASSIGN_OR_RETURN(int64_t indexed, CatchUpIndex(*store, *writer));
+  ASSIGN_OR_RETURN(int64_t indexed, CatchUpIndex(*store, *index.writer));
   const v1::StoreInfo info = store->Info();
-  const int64_t requests = observer.TotalRequests();
   absl::PrintF(
       "crawled %d repositories in %.1fs: %s requests; store holds %s issues and %s comments; "
       "index holds %s documents (%s changes indexed now)\n",
       static_cast<int>(slugs.size()), absl::ToDoubleSeconds(clock->Now() - start),
-      WithThousands(requests), WithThousands(info.issues()), WithThousands(info.comments()),
-      WithThousands(writer->DocumentCount()), WithThousands(indexed));
-  for (const auto& [kind, pool] : crawler_options.pools) {
-    for (const crawler::TokenStatus& t : pool->Snapshot()) {
-      if (t.requests == 0) continue;
-      absl::FPrintF(stderr, "%s token %s (%s): %d requests, budget %s of %s", TrackerName(kind),
-                    t.fingerprint, t.account, t.requests,
-                    t.remaining < 0 ? std::string("?") : WithThousands(t.remaining),
-                    t.limit < 0 ? std::string("?") : WithThousands(t.limit));
-      if (t.reset != absl::InfinitePast()) {
-        absl::FPrintF(stderr, ", resets at %s",
-                      absl::FormatTime("%H:%M:%S", t.reset, absl::LocalTimeZone()));
-      }
-      absl::FPrintF(stderr, "\n");
-    }
-  }
+      WithThousands(observer.TotalRequests()), WithThousands(info.issues()),
+      WithThousands(info.comments()), WithThousands(index.writer->DocumentCount()),
+      WithThousands(indexed));
+  PrintTokenUse(crawler_options);
+  const std::vector<std::string> failures = observer.Failures();
   if (!failures.empty()) {
     std::string all;
     for (const std::string& f : failures) absl::StrAppend(&all, all.empty() ? "" : "; ", f);
