@@ -7,6 +7,10 @@
 //  2. Failover: a worker crawling a large repository is SIGKILLed; prints the time until another
 //     worker holds the repository's lease (target: the worker timeout + 1 s; + the home grace,
 //     3 × the timeout, if the killed worker's store had already set the repository's cursor).
+//  3. Memory: the peak resident set (VmHWM) of every daemon after 3 workers crawled and the
+//     indexer indexed ISSUESCOPE_BENCH_MEM_REPOS × ISSUESCOPE_BENCH_MEM_ISSUES issues (4 × 250;
+//     docs/OPERATIONS.md sizes the deployment from 4 × 5000) and the search service answered
+//     queries (the figures behind deploy/k8s's resource requests).
 //
 // Sizes come from the environment (defaults are the bounded form `ctest -L bench` runs):
 //   ISSUESCOPE_BENCH_REPOS (40), ISSUESCOPE_BENCH_ISSUES (100), ISSUESCOPE_BENCH_LATENCY_MS (50).
@@ -18,11 +22,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "deploy/cli/cluster.h"
 #include "tests/e2e/e2e_util.h"
@@ -141,6 +150,66 @@ TEST(ClusterBench, TimeFromWorkerDeathToReassignment) {
               "ttl 3 s; target: timeout + 1 s)\n",
               seconds);
   cluster.Stop();
+  std::filesystem::remove_all(work);
+}
+
+// PeakRssMiB is VmHWM of process `pid` in MiB (-1 when it cannot be read).
+double PeakRssMiB(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    int64_t kib = 0;
+    if (absl::StartsWith(line, "VmHWM:") &&
+        absl::SimpleAtoi(absl::StripAsciiWhitespace(
+                             absl::StripSuffix(absl::StripPrefix(line, "VmHWM:"), "kB")),
+                         &kib)) {
+      return static_cast<double>(kib) / 1024.0;
+    }
+  }
+  return -1;
+}
+
+// DirMiB is the size of the files under `dir`, in MiB.
+double DirMiB(const std::string& dir) {
+  std::error_code ec;
+  uintmax_t bytes = 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec)) bytes += it->file_size(ec);
+  }
+  return static_cast<double>(bytes) / (1024.0 * 1024.0);
+}
+
+TEST(ClusterBench, PeakMemoryOfEachDaemon) {
+  Sizes sizes;
+  sizes.latency_ms = 0;
+  const int repos = EnvInt("ISSUESCOPE_BENCH_MEM_REPOS", 4);
+  const int issues = EnvInt("ISSUESCOPE_BENCH_MEM_ISSUES", 250);
+  const std::string work = e2e::MakeTempDir("issuescope-bench-memory");
+  auto started = cli::Cluster::Start(Options(work, 3, sizes, repos, issues));
+  ASSERT_TRUE(started.ok()) << started.status();
+  cli::Cluster& cluster = **started;
+  e2e::SimulatorAdmin sim(cluster.simulator_url());
+  const auto corpus = sim.Corpus(nullptr, nullptr);
+  ASSERT_TRUE(cluster.AddSimulatorRepositories().ok());
+  ASSERT_TRUE(cluster.WaitUntilCrawled(1, absl::Minutes(60)).ok());
+  ASSERT_TRUE(cluster.WaitUntilIndexed(absl::Minutes(60)).ok());
+  e2e::ExpectIndexEqualsCorpus(cluster, corpus);  // searches every issue through the service
+  std::printf("[figures] peak RSS (VmHWM) after %d repos x %d issues (3 workers):", repos, issues);
+  std::printf(" coordinator %.0f MiB", PeakRssMiB(cluster.coordinator()->pid()));
+  for (int i = 0; i < cluster.num_workers(); ++i) {
+    std::printf(", worker-%d %.0f MiB", i, PeakRssMiB(cluster.worker(i)->pid()));
+  }
+  std::printf(", indexer %.0f MiB, search %.0f MiB\n", PeakRssMiB(cluster.indexer()->pid()),
+              PeakRssMiB(cluster.search()->pid()));
+  EXPECT_GT(PeakRssMiB(cluster.coordinator()->pid()), 0) << "VmHWM unreadable";
+  cluster.Stop();
+  std::printf("[figures] disk: coordinator %.1f MiB", DirMiB(work + "/data/coordinator"));
+  for (int i = 0; i < cluster.num_workers(); ++i) {
+    std::printf(", %s %.1f MiB", cluster.worker_id(i).c_str(),
+                DirMiB(work + "/data/" + cluster.worker_id(i)));
+  }
+  std::printf(", index %.1f MiB\n", DirMiB(work + "/data/index"));
   std::filesystem::remove_all(work);
 }
 

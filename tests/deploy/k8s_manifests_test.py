@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Checks the Kubernetes manifests in deploy/k8s against the daemons they run (issue 18).
+"""Checks the Kubernetes manifests in deploy/k8s and the systemd units in deploy/systemd against
+the daemons they run (issue 18).
 
 Manifests drift from the programs they start: a renamed flag, a token variable the secret does
 not hold, a probe on a port nobody listens on. This test reads every resource kustomization.yaml
@@ -10,8 +11,12 @@ lists and asserts, for every container:
   - every variable a --*-env flag names is provided (secret.example.env, or the container's env);
   - $(VAR) references in args are defined in the container's env;
   - gRPC probes and Services point at declared container ports;
-and that the catalog the coordinator loads (catalog.toml) is accepted by the real coordinator,
-and, where kubectl is installed, that `kubectl kustomize` renders the whole set.
+that PodDisruptionBudgets select pods and the Prometheus scrape target is the coordinator's
+metrics port, that the catalog the coordinator loads (catalog.toml) is accepted by the real
+coordinator, and, where kubectl is installed, that `kubectl kustomize` renders the whole set.
+For the systemd units: every daemon has one, every --flag of its ExecStart is one its --help
+lists, every token variable is in tokens.example.env, every ${VAR} is explained in the unit, and
+`systemd-analyze verify` accepts them (with the programs of this build) where it is installed.
 
 Run by CTest (label e2e) as /usr/bin/python3 k8s_manifests_test.py with ISSUESCOPE_BIN_DIR and
 ISSUESCOPE_SOURCE_DIR set. Without python3-yaml it exits 77 (CTest: skipped), saying so.
@@ -36,6 +41,7 @@ except ImportError:
 BIN_DIR = os.environ.get("ISSUESCOPE_BIN_DIR", "")
 SOURCE_DIR = os.environ.get("ISSUESCOPE_SOURCE_DIR", "")
 K8S_DIR = os.path.join(SOURCE_DIR, "deploy", "k8s")
+SYSTEMD_DIR = os.path.join(SOURCE_DIR, "deploy", "systemd")
 DAEMONS = {"issuescope-coordinator", "issuescope-crawler", "issuescope-indexer",
            "issuescope-search"}
 
@@ -164,6 +170,36 @@ class ManifestTest(unittest.TestCase):
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
+    def test_disruption_budgets_select_pods(self):
+        budgets = [r for r in self.resources if r["kind"] == "PodDisruptionBudget"]
+        self.assertEqual(len(budgets), 3)
+        for b in budgets:
+            selector = b["spec"]["selector"]["matchLabels"]
+            pods = [w for w, _, labels in self.pods
+                    if all(labels.get(k) == v for k, v in selector.items())]
+            self.assertEqual(len(pods), 1, f"budget {b['metadata']['name']} selects {pods}")
+
+    def test_prometheus_scrapes_the_coordinators_metrics_port(self):
+        maps = [r for r in self.resources if r["kind"] == "ConfigMap"
+                and r["metadata"]["name"] == "issuescope-prometheus"]
+        self.assertEqual(len(maps), 1)
+        config = yaml.safe_load(maps[0]["data"]["scrape-issuescope.yaml"])
+        targets = [t for job in config["scrape_configs"] for sc in job["static_configs"]
+                   for t in sc["targets"]]
+        self.assertEqual(targets, ["issuescope-coordinator:9090"])
+        service = [r for r in self.resources if r["kind"] == "Service"
+                   and r["metadata"]["name"] == "issuescope-coordinator"][0]
+        self.assertIn(9090, [p["port"] for p in service["spec"]["ports"]])
+        for workload, c in self.containers():
+            if c["command"][0] == "issuescope-coordinator":
+                self.assertIn("--metrics-listen=0.0.0.0:9090", c["args"])
+
+    def test_resource_requests_are_set(self):
+        for workload, c in self.containers():
+            requests = c.get("resources", {}).get("requests", {})
+            self.assertIn("memory", requests, f"{workload}/{c['name']}")
+            self.assertIn("cpu", requests, f"{workload}/{c['name']}")
+
     def test_kubectl_renders_the_set(self):
         kubectl = shutil.which("kubectl")
         if kubectl is None:
@@ -172,8 +208,77 @@ class ManifestTest(unittest.TestCase):
                            stderr=subprocess.PIPE, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         kinds = sorted(r["kind"] for r in yaml.safe_load_all(p.stdout) if r)
-        self.assertEqual(kinds, ["ConfigMap", "Secret", "Service", "Service", "Service",
-                                 "StatefulSet", "StatefulSet", "StatefulSet"])
+        self.assertEqual(kinds, ["ConfigMap", "ConfigMap", "PodDisruptionBudget",
+                                 "PodDisruptionBudget", "PodDisruptionBudget", "Secret", "Service",
+                                 "Service", "Service", "StatefulSet", "StatefulSet",
+                                 "StatefulSet"])
+
+
+def load_units():
+    units = {}
+    for name in sorted(os.listdir(SYSTEMD_DIR)):
+        if name.endswith(".service"):
+            with open(os.path.join(SYSTEMD_DIR, name)) as f:
+                units[name] = f.read()
+    return units
+
+
+class SystemdUnitTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.units = load_units()
+        cls.tokens = set()
+        with open(os.path.join(SYSTEMD_DIR, "tokens.example.env")) as f:
+            for line in f:
+                line = line.strip()
+                if line and not line.startswith("#") and "=" in line:
+                    cls.tokens.add(line.split("=", 1)[0])
+
+    def exec_start(self, text):
+        lines = [l for l in text.splitlines() if l.startswith("ExecStart=")]
+        self.assertEqual(len(lines), 1)
+        return lines[0][len("ExecStart="):].split()
+
+    def test_every_daemon_has_a_unit(self):
+        binaries = {os.path.basename(self.exec_start(t)[0]) for t in self.units.values()}
+        self.assertEqual(binaries, DAEMONS)
+
+    def test_flags_exist_and_variables_are_provided(self):
+        for name, text in self.units.items():
+            argv = self.exec_start(text)
+            binary = os.path.basename(argv[0])
+            flags = help_flags(binary)
+            comments = "\n".join(l for l in text.splitlines() if l.startswith("#"))
+            for arg in argv[1:]:
+                flag, _, value = arg.partition("=")
+                with self.subTest(f"{name} {flag}"):
+                    self.assertIn(flag, flags, f"{binary} has no flag {flag}")
+                    for var in re.findall(r"\$\{(\w+)\}", value):
+                        self.assertIn(var, comments, f"{name}: ${{{var}}} is not explained")
+                    if flag.endswith("-env"):
+                        self.assertIn(value, self.tokens, f"{name} {flag}: not in tokens.example.env")
+                        self.assertIn("EnvironmentFile=/etc/issuescope/tokens.env", text)
+
+    def test_systemd_analyze_verifies_the_units(self):
+        analyze = shutil.which("systemd-analyze")
+        if analyze is None:
+            self.skipTest("systemd-analyze is not installed: units not verified")
+        work = tempfile.mkdtemp(prefix="issuescope-units-")
+        try:
+            paths = []
+            for name, text in self.units.items():
+                text = text.replace("/usr/local/bin/", BIN_DIR.rstrip("/") + "/")
+                if name.endswith("@.service"):
+                    name = name.replace("@.service", "@worker-1.service")
+                path = os.path.join(work, name)
+                with open(path, "w") as f:
+                    f.write(text)
+                paths.append(path)
+            p = subprocess.run([analyze, "verify", "--man=no"] + paths, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stdout)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
