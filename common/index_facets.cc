@@ -31,13 +31,14 @@ void Add(FacetValues& values, FacetField field, const std::string& raw) {
   if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
 }
 
-std::string YearOf(int64_t unix_seconds) {
+
+}  // namespace
+
+std::string FacetYear(int64_t unix_seconds) {
   const absl::CivilSecond civil =
       absl::ToCivilSecond(absl::FromUnixSeconds(unix_seconds), absl::UTCTimeZone());
   return absl::StrCat(civil.year());
 }
-
-}  // namespace
 
 const std::array<FacetInfo, kFacetFieldCount>& FacetInfos() {
   static const std::array<FacetInfo, kFacetFieldCount> infos = {{
@@ -83,7 +84,7 @@ FacetValues IssueFacetValues(const v1::IssueWithComments& iwc) {
   for (const std::string& t : tags.subthemes()) Add(values, FacetField::kSubtheme, t);
   if (!tags.taxonomy().empty()) Add(values, FacetField::kLlm, tags.llm() ? "true" : "false");
   Add(values, FacetField::kAuthor, issue.author());
-  if (issue.has_created_at()) Add(values, FacetField::kYear, YearOf(issue.created_at().seconds()));
+  if (issue.has_created_at()) Add(values, FacetField::kYear, FacetYear(issue.created_at().seconds()));
   Add(values, FacetField::kTracker, TrackerName(issue.repo().tracker()));
   return values;
 }
@@ -127,30 +128,5 @@ std::optional<FacetValues> DecodeFacetValues(absl::string_view encoded) {
   return values;
 }
 
-FacetValues DocumentFacetValues(const Xapian::Document& doc) {
-  if (std::optional<FacetValues> decoded = DecodeFacetValues(doc.get_value(kFacetsSlot))) {
-    return *decoded;
-  }
-  FacetValues values;
-  for (Xapian::TermIterator it = doc.termlist_begin(); it != doc.termlist_end(); ++it) {
-    const std::string term = *it;
-    if (term.empty() || term[0] < 'A' || term[0] > 'Z') continue;  // unprefixed text
-    for (const FacetInfo& info : FacetInfos()) {
-      const absl::string_view prefix = info.term_prefix;
-      // A longer prefix sharing these letters ("XRS" vs "XR") continues with a capital; values
-      // are lower-cased, so a capital after the prefix means another field.
-      if (term.size() <= prefix.size() || !absl::StartsWith(term, prefix)) continue;
-      const char next = term[prefix.size()];
-      if (next >= 'A' && next <= 'Z') continue;
-      values[static_cast<size_t>(info.field)].push_back(term.substr(prefix.size()));
-    }
-  }
-  std::vector<std::string>& years = values[static_cast<size_t>(FacetField::kYear)];
-  const std::string created = doc.get_value(kCreatedSlot);
-  if (years.empty() && !created.empty()) {
-    years.push_back(YearOf(static_cast<int64_t>(Xapian::sortable_unserialise(created))));
-  }
-  return values;
-}
 
 }  // namespace issuescope::index

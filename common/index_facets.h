@@ -70,9 +70,7 @@ std::string EncodeFacetValues(const FacetValues& values);
 // DecodeFacetValues parses a kFacetsSlot value; nullopt when it is empty or malformed.
 std::optional<FacetValues> DecodeFacetValues(absl::string_view encoded);
 
-// DocumentFacetValues returns the facet values of an indexed document: decoded from
-// kFacetsSlot, or, for a document indexed before the slot existed, read from its boolean terms
-// (and the year from kCreatedSlot). Throws what Xapian throws.
-FacetValues DocumentFacetValues(const Xapian::Document& doc);
+// FacetYear is the kYear facet value of a time: its UTC year ("2024").
+std::string FacetYear(int64_t unix_seconds);
 
 }  // namespace issuescope::index

@@ -42,12 +42,6 @@ absl::Status WriteStubFile(absl::string_view index_dir, uint32_t shard_count) {
   return absl::OkStatus();
 }
 
-Xapian::Database OpenIndexForReading(const std::string& index_dir) {
-  const std::string stub = StubPath(index_dir);
-  std::error_code ec;
-  if (std::filesystem::exists(stub, ec)) return Xapian::Database(stub);
-  return Xapian::Database(index_dir);
-}
 
 std::vector<std::string> ShardPaths(const std::string& index_dir) {
   const std::string stub = StubPath(index_dir);

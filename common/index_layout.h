@@ -40,11 +40,6 @@ std::string StubPath(absl::string_view index_dir);
 // sharded index with `shard_count` local shards.
 absl::Status WriteStubFile(absl::string_view index_dir, uint32_t shard_count);
 
-// OpenIndexForReading opens an index directory for searching: the stub when the directory has
-// one, else the directory as one database. Throws what Xapian throws (DatabaseOpeningError
-// while the index does not exist yet); callers convert at their edge.
-Xapian::Database OpenIndexForReading(const std::string& index_dir);
-
 // ShardPaths lists the local database directories of an index: every `auto` line of the stub
 // (resolved against the index directory), or the directory itself when it has no stub.
 std::vector<std::string> ShardPaths(const std::string& index_dir);

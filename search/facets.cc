@@ -5,13 +5,45 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/index_facets.h"
 #include "common/index_schema.h"
 #include "search/match_split.h"
 #include "revision_cache.h"
 
 namespace issuescope::search {
 namespace {
+
+// DocumentFacetValues returns the facet values of an indexed document: decoded from
+// kFacetsSlot, or, for a document indexed before the slot existed, read from its boolean terms
+// (and the year from kCreatedSlot). Throws what Xapian throws.
+index::FacetValues DocumentFacetValues(const Xapian::Document& doc) {
+  if (std::optional<index::FacetValues> decoded = index::DecodeFacetValues(doc.get_value(index::kFacetsSlot))) {
+    return *decoded;
+  }
+  index::FacetValues values;
+  for (Xapian::TermIterator it = doc.termlist_begin(); it != doc.termlist_end(); ++it) {
+    const std::string term = *it;
+    if (term.empty() || term[0] < 'A' || term[0] > 'Z') continue;  // unprefixed text
+    for (const index::FacetInfo& info : index::FacetInfos()) {
+      const absl::string_view prefix = info.term_prefix;
+      // A longer prefix sharing these letters ("XRS" vs "XR") continues with a capital; values
+      // are lower-cased, so a capital after the prefix means another field.
+      if (term.size() <= prefix.size() || !absl::StartsWith(term, prefix)) continue;
+      const char next = term[prefix.size()];
+      if (next >= 'A' && next <= 'Z') continue;
+      values[static_cast<size_t>(info.field)].push_back(term.substr(prefix.size()));
+    }
+  }
+  std::vector<std::string>& years = values[static_cast<size_t>(index::FacetField::kYear)];
+  const std::string created = doc.get_value(index::kCreatedSlot);
+  if (years.empty() && !created.empty()) {
+    years.push_back(index::FacetYear(static_cast<int64_t>(Xapian::sortable_unserialise(created))));
+  }
+  return values;
+}
+
 
 size_t Index(index::FacetField field) { return static_cast<size_t>(field); }
 
@@ -54,7 +86,7 @@ void FacetCounter::Count(const Xapian::Document& doc) {
   const std::string encoded = doc.get_value(index::kFacetsSlot);
   if (encoded.empty()) {
     // Indexed before kFacetsSlot existed: read the values from the document's terms.
-    const index::FacetValues values = index::DocumentFacetValues(doc);
+    const index::FacetValues values = DocumentFacetValues(doc);
     for (size_t i = 0; i < fields_.size(); ++i) {
       for (const std::string& value : values[Index(fields_[i])]) ++counts_[i][value];
     }
@@ -157,7 +189,7 @@ AggregateCounter::AggregateCounter(std::vector<index::FacetField> dimensions)
 
 void AggregateCounter::operator()(const Xapian::Document& doc, double /*wt*/) {
   ++seen_;
-  const index::FacetValues values = index::DocumentFacetValues(doc);
+  const index::FacetValues values = DocumentFacetValues(doc);
   // Cross product of the dimensions' values; "" stands for a dimension without a value.
   std::vector<std::vector<std::string>> keys = {{}};
   for (index::FacetField field : dimensions_) {

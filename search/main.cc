@@ -28,6 +28,7 @@
 
 #include "CLI/CLI.hpp"
 #include "common/grpc_server.h"
+#include "index_reader.h"
 #include "common/index_layout.h"
 #include "common/index_schema.h"
 #include "common/logging.h"
@@ -56,7 +57,7 @@ int Fail(const std::string& message) { return issuescope::ExitWithError(kProgram
 // than this build's (common/index_text.h): its word queries would match nothing.
 static void WarnAboutTextScheme(const std::string& index_dir) {
   try {
-    Xapian::Database db = issuescope::index::OpenIndexForReading(index_dir);
+    Xapian::Database db = issuescope::search::OpenIndexForReading(index_dir);
     const std::string scheme = db.get_metadata(issuescope::index::kTextSchemeKey);
     if (db.get_doccount() > 0 && scheme != issuescope::index::kTextScheme) {
       spdlog::warn("index {} was built with free-text scheme '{}', this build searches '{}': "

@@ -11,6 +11,7 @@
 #include "common/xapian_status.h"
 #include "proximity.h"
 #include "query_lexer.h"
+#include "text_query.h"
 
 namespace issuescope::search {
 namespace {
@@ -61,11 +62,11 @@ class Parser {
     // Ranked by relevance: the query's words in the title add a bonus (they decide nothing
     // about which issues match).
     if (parsed.has_text && !sort_ && !bonus_words_.empty()) {
-      Xapian::Query bonus = index::TitleBonusQuery(bonus_words_);
+      Xapian::Query bonus = TitleBonusQuery(bonus_words_);
       if (!bonus.empty()) {
         parsed.query = Xapian::Query(Xapian::Query::OP_AND_MAYBE, parsed.query, bonus);
         if (options_.explain) {
-          for (auto& part : index::TitleBonusParts(bonus_words_)) {
+          for (auto& part : TitleBonusParts(bonus_words_)) {
             explain_parts_.push_back(std::move(part));
           }
         }
@@ -300,7 +301,7 @@ class Parser {
     ++text_atoms_;
     std::vector<Xapian::Query> alternatives;
     for (index::TextField field : scopes_.back()) {
-      absl::StatusOr<Xapian::Query> q = index::TextQuery(text, phrase, field, db_);
+      absl::StatusOr<Xapian::Query> q = TextQuery(text, phrase, field, db_);
       if (!q.ok()) {
         return absl::InvalidArgumentError(absl::StrCat("cannot parse the text at column ",
                                                        t.column, ": ", q.status().message()));
@@ -308,14 +309,14 @@ class Parser {
       if (q->empty()) continue;
       // Bound the expansion before any of it happens (ScopeToField expands wildcards too).
       wildcard_terms_ +=
-          index::WildcardExpansion(*q, db_, kMaxQueryWildcardTerms - wildcard_terms_);
+          WildcardExpansion(*q, db_, kMaxQueryWildcardTerms - wildcard_terms_);
       if (wildcard_terms_ > kMaxQueryWildcardTerms) {
         return absl::InvalidArgumentError(absl::StrCat(
             "too many wildcard words: with '", t.text, "' at column ", t.column,
             " the query's wildcards expand to more than ", kMaxQueryWildcardTerms,
             " words, the limit per query; use longer prefixes or fewer wildcards"));
       }
-      alternatives.push_back(index::ScopeToField(*q, field, db_));
+      alternatives.push_back(ScopeToField(*q, field, db_));
     }
     if (!alternatives.empty()) {
       clause.query = Combine(Xapian::Query::OP_OR, alternatives);

@@ -37,7 +37,7 @@ namespace issuescope::search {
 // kMaxQueryBytes is the longest query accepted (longer → INVALID_ARGUMENT).
 inline constexpr size_t kMaxQueryBytes = 4096;
 // kMaxQueryWildcardTerms bounds the words all the wildcards of a query expand to together (each
-// wildcard counts the words it expands to, at most index::kMaxWildcardTerms; a scoped query
+// wildcard counts the words it expands to, at most kMaxWildcardTerms; a scoped query
 // counts each field it searches). More → INVALID_ARGUMENT naming the limit: hundreds of short
 // wildcards (`a* OR b* OR …`) would otherwise merge tens of thousands of posting lists.
 inline constexpr unsigned kMaxQueryWildcardTerms = 1000;

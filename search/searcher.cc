@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/index_document.h"
+#include "index_reader.h"
 #include "common/xapian_status.h"
 #include "common/index_layout.h"
 #include "common/index_schema.h"
@@ -147,7 +148,7 @@ Xapian::Database* Searcher::Lease::Open() {
   std::optional<Xapian::Database>& db = *db_;
   if (!db) {
     // Throws DatabaseOpeningError while the index does not exist.
-    db.emplace(index::OpenIndexForReading(owner_->path_));
+    db.emplace(OpenIndexForReading(owner_->path_));
   } else {
     try {
       db->reopen();

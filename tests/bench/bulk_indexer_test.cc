@@ -12,6 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/index_document.h"
+#include "search/index_reader.h"
+#include "search/text_query.h"
 #include "common/index_layout.h"
 #include "common/index_schema.h"
 #include "common/index_text.h"
@@ -78,11 +80,11 @@ class BulkIndexerTest : public ::testing::Test {
   // Matches returns the issue numbers the free text `query` finds in `field`.
   std::set<int64_t> Matches(const std::string& index, index::TextField field,
                             const std::string& query) {
-    Xapian::Database db = index::OpenIndexForReading(index);
+    Xapian::Database db = search::OpenIndexForReading(index);
     Xapian::Enquire enquire(db);
     const bool phrase = query.size() > 1 && query.front() == '"' && query.back() == '"';
-    enquire.set_query(index::ScopeToField(
-        *index::TextQuery(phrase ? query.substr(1, query.size() - 2) : query, phrase, field, db),
+    enquire.set_query(search::ScopeToField(
+        *search::TextQuery(phrase ? query.substr(1, query.size() - 2) : query, phrase, field, db),
         field, db));
     std::set<int64_t> numbers;
     for (Xapian::MSetIterator it = enquire.get_mset(0, 1000).begin(); it != Xapian::MSetIterator();
@@ -151,7 +153,7 @@ TEST_F(BulkIndexerTest, NewestCopyWinsTombstonesDropAndShardsFollowShardOf) {
     }
   }
   EXPECT_EQ(total, 29);
-  Xapian::Database all = index::OpenIndexForReading(options.index_dir);
+  Xapian::Database all = search::OpenIndexForReading(options.index_dir);
   EXPECT_EQ(all.get_doccount(), 29u);
   EXPECT_EQ(all.get_termfreq(absl::StrCat(index::kThemePrefix, "memory")), 29u);
   EXPECT_EQ(Matches(options.index_dir, index::TextField::kAll, "quasar"), std::set<int64_t>{1});

@@ -21,6 +21,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_split.h"
 #include "common/index_layout.h"
+#include "search/index_reader.h"
 #include "search/pager.h"
 #include "search/query_parser.h"
 #include "search/searcher.h"
@@ -95,12 +96,12 @@ int main(int argc, char** argv) {
       if (f.size() == 4) queries.emplace_back(f[0], f[3]);
     }
   }
-  Xapian::Database db = issuescope::index::OpenIndexForReading(index_dir);
+  Xapian::Database db = issuescope::search::OpenIndexForReading(index_dir);
   std::vector<std::unique_ptr<Xapian::Database>> handles;
   std::vector<const Xapian::Database*> handle_ptrs;
   for (int i = 0; i < split_parts; ++i) {
     handles.push_back(
-        std::make_unique<Xapian::Database>(issuescope::index::OpenIndexForReading(index_dir)));
+        std::make_unique<Xapian::Database>(issuescope::search::OpenIndexForReading(index_dir)));
     handle_ptrs.push_back(handles.back().get());
   }
   const MatchSplit split(handle_ptrs);

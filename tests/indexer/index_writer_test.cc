@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/index_document.h"
+#include "search/text_query.h"
 #include "common/index_schema.h"
 #include "common/index_text.h"
 #include "gtest/gtest.h"
@@ -367,7 +368,7 @@ TEST(IndexWriterTest, ReopenFromDiskKeepsDocumentsAndPositionsSearchable) {
   EXPECT_EQ(reader.get_termfreq(index::IdTerm(Slug("vllm/vllm"), 7)), 1u);
   Xapian::Enquire enquire(reader);
   // Free text is parsed as the search service does (common/index_text.h owns the scheme).
-  enquire.set_query(*index::TextQuery("tokenizer", false, index::TextField::kAll, reader));
+  enquire.set_query(*search::TextQuery("tokenizer", false, index::TextField::kAll, reader));
   Xapian::MSet hits = enquire.get_mset(0, 10);
   ASSERT_EQ(hits.size(), 1u);
   EXPECT_EQ(reader.get_metadata("feed:s1"), "4");

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/index_document.h"
+#include "search/index_reader.h"
 #include "common/index_layout.h"
 #include "common/index_schema.h"
 #include "common/clock.h"
@@ -82,7 +83,7 @@ ApplyResult Replay(ChangeSink& sink, uint64_t from) {
 }
 
 void ExpectFinalState(const std::string& dir) {
-  Xapian::Database db = index::OpenIndexForReading(dir);
+  Xapian::Database db = search::OpenIndexForReading(dir);
   EXPECT_EQ(db.get_doccount(), kRepos.size() * 2);
   for (const std::string& repo : kRepos) {
     for (int64_t n : {1, 2}) {

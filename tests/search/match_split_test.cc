@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/index_document.h"
+#include "search/index_reader.h"
 #include "common/index_layout.h"
 #include "common/repo_slug.h"
 #include "gtest/gtest.h"
@@ -89,7 +90,7 @@ class ShardedIndex {
     for (Xapian::WritableDatabase& shard : shards) shard.commit();
     EXPECT_TRUE(index::WriteStubFile(dir_, kShards).ok());
     for (int i = 0; i < 3; ++i) {
-      handles_.push_back(std::make_unique<Xapian::Database>(index::OpenIndexForReading(dir_)));
+      handles_.push_back(std::make_unique<Xapian::Database>(search::OpenIndexForReading(dir_)));
     }
   }
   ~ShardedIndex() { std::filesystem::remove_all(dir_); }

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/index_text.h"
+#include "search/text_query.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "issuescope/v1/search.grpc.pb.h"
@@ -70,11 +71,11 @@ TEST_F(QueryLimitsTest, WildcardExpansionIsCountedUpToTheLimit) {
   QueryParser parser(db_);
   auto one = parser.Parse("a*");
   ASSERT_TRUE(one.ok()) << one.status();
-  const Xapian::termcount words = index::WildcardExpansion(one->query, db_, 100000);
+  const Xapian::termcount words = search::WildcardExpansion(one->query, db_, 100000);
   EXPECT_GE(words, 40u);
-  EXPECT_LE(words, index::kMaxWildcardTerms);
+  EXPECT_LE(words, search::kMaxWildcardTerms);
   // Counting stops just past the limit.
-  EXPECT_EQ(index::WildcardExpansion(one->query, db_, 5), 6u);
+  EXPECT_EQ(search::WildcardExpansion(one->query, db_, 5), 6u);
 }
 
 TEST_F(QueryLimitsTest, TooManyWildcardWordsAreRefusedNamingTheLimit) {
