@@ -71,14 +71,21 @@ absl::StatusOr<v1::RepositoryRef> ParseRepoSpec(absl::string_view spec) {
   }
   absl::string_view rest = spec.substr(colon + 1);
   std::vector<absl::string_view> parts = absl::StrSplit(rest, '/');
-  if (parts.size() != 2 || !ValidPart(parts[0]) || !ValidPart(parts[1])) {
+  // GitLab namespaces nest (group/subgroup/project, at most 20 levels of groups); GitHub and
+  // Gitee have one owner.
+  const size_t max_parts = *tracker == v1::TRACKER_GITLAB ? 21 : 2;
+  bool valid = parts.size() >= 2 && parts.size() <= max_parts;
+  for (absl::string_view part : parts) valid = valid && ValidPart(part);
+  if (!valid) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "repository '", spec, "' is not of the form ", TrackerName(*tracker), ":OWNER/NAME"));
+        "repository '", spec, "' is not of the form ", TrackerName(*tracker),
+        *tracker == v1::TRACKER_GITLAB ? ":GROUP[/SUBGROUP...]/NAME" : ":OWNER/NAME"));
   }
   v1::RepositoryRef ref;
   ref.set_tracker(*tracker);
-  ref.set_owner(std::string(parts[0]));
-  ref.set_name(std::string(parts[1]));
+  const size_t slash = rest.rfind('/');
+  ref.set_owner(std::string(rest.substr(0, slash)));
+  ref.set_name(std::string(rest.substr(slash + 1)));
   return ref;
 }
 

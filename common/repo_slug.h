@@ -24,7 +24,8 @@ absl::StatusOr<v1::Tracker> ParseTrackerName(absl::string_view name);
 // DefaultApiUrl returns the public API base URL of a tracker.
 std::string DefaultApiUrl(v1::Tracker tracker);
 
-// ParseRepoSpec parses "github:owner/name" (the tracker prefix is required) into a RepositoryRef.
+// ParseRepoSpec parses "github:owner/name" (the tracker prefix is required) into a RepositoryRef;
+// a GitLab owner may be a nested group path ("gitlab:group/subgroup/name": owner "group/subgroup").
 // INVALID_ARGUMENT names what is wrong: unknown tracker prefix, missing owner or name, bad chars.
 absl::StatusOr<v1::RepositoryRef> ParseRepoSpec(absl::string_view spec);
 

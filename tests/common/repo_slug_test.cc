@@ -28,6 +28,24 @@ TEST(RepoSlugTest, RepoSpecsParseWithTheTrackerPrefix) {
   EXPECT_TRUE(ParseRepoSpec("github:vllm-project/vllm.v2_x").ok());
 }
 
+TEST(RepoSlugTest, GitlabOwnersMayBeNestedGroups) {
+  auto nested = ParseRepoSpec("gitlab:gitlab-org/security/gitlab");
+  ASSERT_TRUE(nested.ok()) << nested.status();
+  EXPECT_EQ(nested->owner(), "gitlab-org/security");
+  EXPECT_EQ(nested->name(), "gitlab");
+  EXPECT_EQ(RepoSlug(*nested), "gitlab:gitlab-org/security/gitlab");
+  std::string slug;
+  int64_t number = 0;
+  ASSERT_TRUE(ParseIssueRef("gitlab:gitlab-org/security/gitlab#12", &slug, &number).ok());
+  EXPECT_EQ(slug, "gitlab:gitlab-org/security/gitlab");
+  // Only GitLab nests; and not deeper than GitLab allows (20 levels of groups).
+  EXPECT_FALSE(ParseRepoSpec("github:a/b/c").ok());
+  std::string deep = "gitlab:g";
+  for (int i = 0; i < 21; ++i) deep += "/g";
+  EXPECT_FALSE(ParseRepoSpec(deep).ok());
+  EXPECT_FALSE(ParseRepoSpec("gitlab:group//name").ok());
+}
+
 TEST(RepoSlugTest, BadRepoSpecsNameWhatIsWrong) {
   struct Case {
     std::string spec;

@@ -155,6 +155,36 @@ TEST_F(CliTest, CrawlSearchShowAndRecrawl) {
   }
 }
 
+// A GitLab project in a nested group (group/subgroup/project) is crawled, searched by its
+// repository and shown by its reference, like any other.
+TEST_F(CliTest, GitlabProjectInANestedGroup) {
+  auto sim = Subprocess::Start({Bin("issuescope-simulator"), "--repo=gitlab:group/sub/project:40",
+                                "--comments-per-issue=2", "--seed=3",
+                                "--port-file=" + dir_ + "/gitlab.port"},
+                               dir_ + "/gitlab-sim.log");
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  auto port = WaitForPortFile(dir_ + "/gitlab.port", absl::Seconds(30), sim->get());
+  ASSERT_TRUE(port.ok()) << port.status();
+  const std::string api = absl::StrCat("http://127.0.0.1:", *port, "/api/v4");
+  RunResult crawled = Run({"crawl", "gitlab:group/sub/project", "--data", dir_ + "/gl",
+                           "--gitlab-api", api});
+  (*sim)->Stop();
+  ASSERT_EQ(crawled.exit_code, 0) << crawled.output;
+  EXPECT_NE(crawled.output.find("store holds 40 issues"), std::string::npos) << crawled.output;
+  RunResult found = Run({"search", "--data", dir_ + "/gl", "--json", "--limit", "100",
+                         "repo:gitlab:group/sub/project"});
+  ASSERT_EQ(found.exit_code, 0) << found.output;
+  int hits = 0;
+  for (absl::string_view line : absl::StrSplit(found.output, '\n', absl::SkipEmpty())) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded()) ++hits;
+  }
+  EXPECT_EQ(hits, 40);
+  RunResult shown = Run({"show", "--data", dir_ + "/gl", "gitlab:group/sub/project#7"});
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_NE(shown.output.find("group/sub/project#7"), std::string::npos) << shown.output;
+}
+
 // The query commands reach a TLS search service with --tls-ca (and present --tls-cert/--tls-key
 // to one that requires client certificates); without them they are refused.
 TEST_F(CliTest, QueriesATlsSearchService) {
