@@ -1,7 +1,6 @@
 #include "common/index_text.h"
 
 #include <algorithm>
-#include <memory>
 #include <utility>
 #include <vector>
 

@@ -8,13 +8,8 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/grpc_status.h"
-#include "common/host_port.h"
 #include "common/logging.h"
-#include "common/repo_slug.h"
-#include "common/time_util.h"
 #include "token_binding.h"
 #include "grpcpp/client_context.h"
 

@@ -4,14 +4,10 @@
 // Lifecycle, leaving and the crawl of one lease are in worker.cc.
 #include "crawler/worker.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
@@ -19,7 +15,6 @@
 #include "common/logging.h"
 #include "common/repo_slug.h"
 #include "common/time_util.h"
-#include "token_binding.h"
 #include "grpcpp/client_context.h"
 
 namespace issuescope::crawler {
