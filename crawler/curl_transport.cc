@@ -120,6 +120,10 @@ absl::StatusOr<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   const absl::Duration timeout =
       request.timeout > absl::ZeroDuration() ? request.timeout : options_.request_timeout;
   curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
+  if (request.method == "POST") {
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+  }
   curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   if (request.method == "HEAD") curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, header_list.get());

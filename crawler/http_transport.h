@@ -46,6 +46,8 @@ struct HttpRequest {
   HttpHeaders headers;
   // Whole-request timeout; zero means the transport's default.
   absl::Duration timeout = absl::ZeroDuration();
+  // Request body, sent with POST (e.g. a GraphQL query); empty for GET.
+  std::string body;
 };
 
 // HttpResponse is what the server answered.

@@ -13,11 +13,13 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
+#include "graphql_lister.h"
 #include "lister.h"
 #include "page_ingest.h"
 #include "request_loop.h"
@@ -66,6 +68,11 @@ class RepoCrawler::Run {
     loop_ = std::make_unique<RequestLoop>(
         crawler->transport_, tracker, crawler->clock_, LoopOptions(opt), opt.pools.at(kind),
         slug_, [crawler] { return crawler->cancelled_.load(); });
+    if (UseGraphql()) {
+      graphql_loop_ = std::make_unique<RequestLoop>(
+          crawler->transport_, tracker, crawler->clock_, LoopOptions(opt), opt.graphql_pool, slug_,
+          [crawler] { return crawler->cancelled_.load(); });
+    }
     ingest_ = std::make_unique<PageIngest>(crawler->store_, repo_, slug_, lease.epoch(),
                                            opt.max_clock_skew, opt.keep_raw_pages,
                                            lease.include_pull_requests(), &progress_.counters);
@@ -83,9 +90,15 @@ class RepoCrawler::Run {
     lister_ = std::make_unique<Lister>(
         tracker_, Where(), repo_, slug_, loop_.get(), ingest_.get(), c_->clock_, listing,
         ListerProgress{&progress_.counters, &progress_.issues_estimated, [this] { return Report(); }});
-    RETURN_IF_ERROR(CrawlListing(Listing::kIssues));
-    if (!paused_ && tracker_->comment_listing() == CommentListing::kRepositoryWide) {
-      RETURN_IF_ERROR(CrawlListing(Listing::kComments));
+    bool listed = false;
+    if (graphql_loop_ != nullptr) {
+      ASSIGN_OR_RETURN(listed, CrawlGraphql());
+    }
+    if (!listed) {
+      RETURN_IF_ERROR(CrawlListing(Listing::kIssues));
+      if (!paused_ && tracker_->comment_listing() == CommentListing::kRepositoryWide) {
+        RETURN_IF_ERROR(CrawlListing(Listing::kComments));
+      }
     }
     progress_.cursor = cursor_;
     progress_.done = !paused_;
@@ -101,19 +114,84 @@ class RepoCrawler::Run {
   // Counters are the crawl's counters now, every request counted (also after a failure).
   v1::CrawlCounters Counters() const {
     v1::CrawlCounters c = progress_.counters;
-    c.set_requests(loop_->requests());
-    c.set_retries(loop_->retries());
+    CountRequests(&c);
     return c;
   }
 
  private:
   TrackerRepo Where() const { return TrackerRepo{base_, path_owner_, path_name_}; }
 
+  void CountRequests(v1::CrawlCounters* c) const {
+    c->set_requests(loop_->requests());
+    c->set_retries(loop_->retries() + (graphql_loop_ ? graphql_loop_->retries() : 0));
+    if (graphql_loop_) c->set_graphql_requests(graphql_loop_->requests());
+    c->set_graphql_points(graphql_points_);
+  }
+
+  // UseGraphql says whether this crawl lists over GraphQL (see CrawlerOptions::github_graphql).
+  bool UseGraphql() const {
+    const CrawlerOptions& opt = c_->options_;
+    return opt.github_graphql && opt.graphql_pool != nullptr &&
+           repo_.tracker() == v1::TRACKER_GITHUB && !lease_.include_pull_requests();
+  }
+
+  // GraphqlUrl is GitHub's GraphQL endpoint beside the REST base: https://api.github.com/graphql,
+  // or https://HOST/api/graphql for an Enterprise server's https://HOST/api/v3.
+  std::string GraphqlUrl() const {
+    absl::string_view base = base_;
+    if (absl::ConsumeSuffix(&base, "/api/v3")) return absl::StrCat(base, "/api/graphql");
+    return absl::StrCat(base_, "/graphql");
+  }
+
+  // CrawlGraphql lists the issues over GraphQL (crawler/graphql_lister.h); false when GraphQL
+  // is not served here (nothing listed: the caller lists over REST, exactly as without it).
+  //  - An incremental crawl first asks the REST issue listing with its ETag: 304 (free) means
+  //    no issue changed, and only the comment listing is brought up to date, over REST.
+  //  - The pass lists every changed issue with all its comments. A full crawl then starts its
+  //    comment cursor at the newest comment it stored; an incremental crawl keeps its own, so
+  //    the REST comment listing still sees comments edited on issues that did not change.
+  //  - The REST listings then run from the new cursors: normally one request each (the items at
+  //    the cursor, re-applied as no-ops), which also learns the ETags the next crawl's 304s need.
+  //    When the GraphQL budget ran out mid-pass, they list the rest.
+  absl::StatusOr<bool> CrawlGraphql() {
+    const CrawlerOptions& opt = c_->options_;
+    std::optional<absl::Time> since;
+    if (incremental_ && cursor_.has_issues_since()) since = FromProto(cursor_.issues_since());
+    if (incremental_ && !cursor_.issues_etag().empty()) {
+      ASSIGN_OR_RETURN(HttpResponse probe,
+                       Get(tracker_->IssuesUrl(Where(), since, opt.per_page), cursor_.issues_etag()));
+      if (probe.status == 304) {
+        progress_.counters.set_not_modified(progress_.counters.not_modified() + 1);
+        RETURN_IF_ERROR(CrawlListing(Listing::kComments));
+        return true;
+      }
+    }
+    GraphqlListerOptions gopt;
+    gopt.max_issues_per_page = opt.graphql_page_size;
+    GraphqlLister lister(graphql_loop_.get(), loop_.get(), tracker_, ingest_.get(), c_->clock_,
+                         GraphqlUrl(), Where(), repo_, gopt, [this] { return Report(); });
+    ASSIGN_OR_RETURN(GraphqlPassResult pass, lister.Pass(since));
+    graphql_points_ += pass.points;
+    if (pass.unavailable) return false;
+    spdlog::info("{}: GraphQL listed {} issue pages and {} comment pages for {} points{}", slug_,
+                 pass.issue_pages, pass.comment_pages, pass.points,
+                 pass.budget_spent ? "; GraphQL budget spent, REST lists the rest" : "");
+    if (pass.max_updated && (!since || *pass.max_updated > *since)) since = pass.max_updated;
+    if (since) *cursor_.mutable_issues_since() = ToProto(*since);
+    cursor_.clear_issues_etag();
+    if (!incremental_ && !pass.budget_spent && pass.max_comment_updated) {
+      *cursor_.mutable_comments_since() = ToProto(*pass.max_comment_updated);
+    }
+    from_cursor_ = true;
+    RETURN_IF_ERROR(CrawlListing(Listing::kIssues));
+    if (!paused_) RETURN_IF_ERROR(CrawlListing(Listing::kComments));
+    return true;
+  }
+
   // Report brings the counters and rate budget that requests update (from the prefetching
   // thread too) into progress_ and reports it.
   absl::Status Report() {
-    progress_.counters.set_requests(loop_->requests());
-    progress_.counters.set_retries(loop_->retries());
+    CountRequests(&progress_.counters);
     const RequestLoop::Rate rate = loop_->rate();
     progress_.rate_remaining = rate.remaining;
     progress_.rate_reset = rate.reset;
@@ -253,7 +331,7 @@ class RepoCrawler::Run {
         issues ? cursor_.issues_since() : cursor_.comments_since();
     const bool has_since = issues ? cursor_.has_issues_since() : cursor_.has_comments_since();
     std::optional<absl::Time> since;
-    if (incremental_ && has_since) since = FromProto(since_ts);
+    if ((incremental_ || from_cursor_) && has_since) since = FromProto(since_ts);
     std::string etag = incremental_ ? (issues ? cursor_.issues_etag() : cursor_.comments_etag()) : "";
 
     for (int round = 1;; ++round) {
@@ -290,6 +368,12 @@ class RepoCrawler::Run {
   // The crawl's requests (also sent from a prefetch thread, see Pass): counters and rate notes
   // that Report copies into progress_.
   std::unique_ptr<RequestLoop> loop_;
+  // The crawl's GraphQL queries (GitHub with CrawlerOptions::github_graphql), on the tokens'
+  // GraphQL budget; null when the crawl lists over REST only.
+  std::unique_ptr<RequestLoop> graphql_loop_;
+  int64_t graphql_points_ = 0;
+  // The listings continue from the cursor even in a full crawl (after a GraphQL pass).
+  bool from_cursor_ = false;
   // Where the crawl's pages are stored (counting into progress_.counters).
   std::unique_ptr<PageIngest> ingest_;
   // The listing passes, made once the repository's location is known (FetchRepository).
@@ -316,6 +400,15 @@ RepoCrawler::RepoCrawler(HttpTransport* transport, IssueStore* store, Clock* clo
     auto token = options_.tokens.find(kind);
     pool = OneTokenPool(kind, token != options_.tokens.end() ? token->second : options_.token,
                         clock_, LoopOptions(options_));
+  }
+  if (options_.github_graphql && options_.graphql_pool == nullptr) {
+    // GraphQL refuses anonymous requests: without a GitHub token there is no GraphQL pool, and
+    // crawls list over REST.
+    auto token = options_.tokens.find(v1::TRACKER_GITHUB);
+    const std::string& github = token != options_.tokens.end() ? token->second : options_.token;
+    if (!github.empty()) {
+      options_.graphql_pool = OneTokenPool(v1::TRACKER_GITHUB, github, clock_, LoopOptions(options_));
+    }
   }
 }
 

@@ -100,6 +100,17 @@ struct CrawlerOptions {
   // Keep the raw body of every listing page in the store (IssueStore::PutRawPage) so
   // `issuescope reparse` can re-derive the records. Default: true.
   bool keep_raw_pages = true;
+  // List GitHub issues over GraphQL (crawler/graphql_lister.h): issue pages with their comments
+  // nested, charged to the token's GraphQL budget (points) instead of REST requests; REST still
+  // confirms an unchanged repository (304s cost nothing) and takes over when GraphQL is not
+  // served or its budget is spent. Needs a token (GraphQL refuses anonymous requests) and is not
+  // used for leases that include pull requests (GraphQL's issues are issues only). Default: false.
+  bool github_graphql = false;
+  // The GitHub tokens' GraphQL budget, shared by every crawl of the process; null: a pool of
+  // the crawl's one GitHub token. Default: null.
+  std::shared_ptr<TokenPool> graphql_pool;
+  // Largest GraphQL issue page (the adaptive size starts here). Default: kIssuesPerPointPage.
+  int graphql_page_size = 37;
   // How far an item's updated_at may lie after the tracker's clock (the response's Date, else
   // ours) before it counts as an anomaly: such an item is quarantined, not stored, and never
   // moves the cursor. Default: 5 minutes.

@@ -91,7 +91,16 @@ void RequestLoop::NoteRate(const RateLimit& rl) {
 }
 
 absl::StatusOr<HttpResponse> RequestLoop::Get(const std::string& url, const std::string& etag) {
-  const std::string where = absl::StrCat("GET ", Redact(url));
+  return Send("GET", url, etag, "");
+}
+
+absl::StatusOr<HttpResponse> RequestLoop::Post(const std::string& url, const std::string& body) {
+  return Send("POST", url, "", body);
+}
+
+absl::StatusOr<HttpResponse> RequestLoop::Send(const std::string& method, const std::string& url,
+                                               const std::string& etag, const std::string& body) {
+  const std::string where = absl::StrCat(method, " ", Redact(url));
   int retries = 0;
   for (;;) {
     RETURN_IF_ERROR(CheckCancelled());
@@ -102,7 +111,10 @@ absl::StatusOr<HttpResponse> RequestLoop::Get(const std::string& url, const std:
                           absl::StrCat(where, ": ", token.status().message()));
     }
     HttpRequest req;
+    req.method = method;
     req.url = url;
+    req.body = body;
+    if (method == "POST") req.headers.Add("Content-Type", "application/json");
     req.timeout = options_.request_timeout;
     req.headers.Add("User-Agent", options_.user_agent);
     tracker_->Authorize(token->token, &req);  // may add the token to req.url (Gitee): never log it
@@ -156,6 +168,10 @@ absl::StatusOr<HttpResponse> RequestLoop::Get(const std::string& url, const std:
       } else {
         pool_->Release(*token, rl, TokenOutcome::kOk);
         NoteRate(rl);
+        if (method == "POST" && (s == 502 || s == 504)) {
+          // A GraphQL query cut off: the caller asks for less rather than the same again.
+          return resp;
+        }
         if (s >= 500) {
           last = HttpStatusToStatus(s, where);
           wait = Backoff(retries);

@@ -74,6 +74,9 @@ class RequestLoop {
   // Get sends one GET of `url` (If-None-Match `etag` when not empty), with retries; returns any
   // response below 500 except a rate-limited 403/429. Errors name the URL (redacted).
   absl::StatusOr<HttpResponse> Get(const std::string& url, const std::string& etag);
+  // Post sends one POST of `body` (JSON) to `url` with the same retries, token handling and
+  // results as Get (GitHub's GraphQL endpoint; the pool is then the token's GraphQL budget).
+  absl::StatusOr<HttpResponse> Post(const std::string& url, const std::string& body);
 
   // Sleep waits `d` on the clock in steps of at most 1 s; CANCELLED once cancelled.
   absl::Status Sleep(absl::Duration d);
@@ -99,6 +102,9 @@ class RequestLoop {
   Rate rate() const;
 
  private:
+  // Send is Get and Post: one request with retries.
+  absl::StatusOr<HttpResponse> Send(const std::string& method, const std::string& url,
+                                    const std::string& etag, const std::string& body);
   // NoteRate records what one response said about its token's budget.
   void NoteRate(const RateLimit& rl);
 

@@ -53,6 +53,14 @@ struct PoolToken {
   std::string token;
 };
 
+// HasSecrets says whether any of `tokens` is a secret (not anonymous).
+inline bool HasSecrets(const std::vector<PoolToken>& tokens) {
+  for (const PoolToken& t : tokens) {
+    if (!t.token.empty()) return true;
+  }
+  return false;
+}
+
 // TokenPoolOptions configure a TokenPool. Every field documents its Default.
 struct TokenPoolOptions {
   // First bench after a secondary limit without Retry-After; doubles per consecutive limit of

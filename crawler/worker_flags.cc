@@ -61,6 +61,10 @@ void WorkerFlags::Register(CLI::App* app) {
   app->add_option("--max-pages-per-lease", max_pages_per_lease,
                   "listing pages per lease before the crawl pauses and the lease is handed out "
                   "again (0: no limit)");
+  app->add_flag("--graphql", graphql,
+               "list GitHub issues over GraphQL (nested comments, charged to the tokens' GraphQL "
+               "budget); REST confirms unchanged repositories and takes over where GraphQL is not "
+               "served or spent");
   app->add_option("--request-timeout-s", request_timeout_s, "timeout of one HTTP request");
   app->add_option("--max-body-mb", max_body_mb, "largest accepted HTTP response body, in MiB");
   app->add_option("--drain-timeout-s", drain_timeout_s,
@@ -133,6 +137,7 @@ absl::StatusOr<WorkerOptions> WorkerFlags::BuildOptions() const {
   options.drain_timeout = absl::Seconds(drain_timeout_s);
   options.drain_feed_wait = absl::Seconds(drain_feed_wait_s);
   options.crawler.max_pages_per_lease = max_pages_per_lease;
+  options.crawler.github_graphql = graphql;
   options.crawler.request_timeout = absl::Seconds(request_timeout_s);
   absl::StatusOr<std::string> token = TokenFromEnvironment(token_env, "--token-env");
   if (!token.ok()) return token.status();
@@ -149,6 +154,11 @@ absl::StatusOr<WorkerOptions> WorkerFlags::BuildOptions() const {
     TokenPoolOptions pool_options;
     pool_options.secondary_backoff = absl::Seconds(secondary_backoff_s);
     if (kind == v1::TRACKER_GITEE) pool_options.assumed_limit = gitee_budget;
+    if (kind == v1::TRACKER_GITHUB && graphql && HasSecrets(tokens)) {
+      // The same tokens' GraphQL budget (points), apart from their REST budget.
+      options.crawler.graphql_pool =
+          std::make_shared<TokenPool>(kind, tokens, Clock::Real(), pool_options);
+    }
     options.crawler.pools[kind] =
         std::make_shared<TokenPool>(kind, std::move(tokens), Clock::Real(), pool_options);
   }

@@ -34,6 +34,7 @@ struct WorkerFlags {
   int64_t gitee_budget = 0;         // >= 0
   int secondary_backoff_s = 60;     // >= 0
   int max_pages_per_lease = 50;     // >= 0 (0: no limit)
+  bool graphql = false;             // list GitHub issues over GraphQL (CrawlerOptions)
   int request_timeout_s = 60;       // 1..3600
   int max_body_mb = 64;             // 1..4096
   int drain_timeout_s = 30;         // 0..3600

@@ -44,6 +44,10 @@ void RegisterCrawlCommands(CLI::App* app, CommandLine* line) {
                           "[ACCOUNT=]ENVVAR holding " + name + " token(s), comma-separated; "
                           "repeatable: all form one pool (default: --token-env)");
   }
+  crawl_cmd->add_flag("--graphql", crawl.graphql,
+                      "list GitHub issues over GraphQL: comments nested, charged to the token's "
+                      "GraphQL budget; REST still confirms unchanged repositories (304s) and takes "
+                      "over where GraphQL is not served or its budget is spent");
   crawl_cmd->add_option("--max-pages-per-lease", crawl.max_pages_per_lease,
                         "pages per lease before a crawl pauses and is leased again (0: no limit)");
   crawl_cmd->add_option("--gitee-budget", crawl.gitee_budget,

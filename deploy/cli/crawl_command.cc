@@ -215,6 +215,7 @@ absl::StatusOr<crawler::CrawlerOptions> CrawlerOptionsFor(const CrawlCommandOpti
   crawler::CrawlerOptions crawler_options;
   crawler_options.token = token;
   crawler_options.max_pages_per_lease = options.max_pages_per_lease;
+  crawler_options.github_graphql = options.graphql;
   for (const v1::RepositoryRef& ref : repos) crawler_options.api_urls[ref.tracker()] = ref.api_url();
   for (v1::Tracker kind : {v1::TRACKER_GITHUB, v1::TRACKER_GITLAB, v1::TRACKER_GITEE}) {
     std::vector<crawler::PoolToken> tokens;
@@ -228,6 +229,11 @@ absl::StatusOr<crawler::CrawlerOptions> CrawlerOptionsFor(const CrawlCommandOpti
     crawler::TokenPoolOptions pool_options;
     pool_options.secondary_backoff = options.secondary_backoff;
     if (kind == v1::TRACKER_GITEE) pool_options.assumed_limit = options.gitee_budget;
+    if (kind == v1::TRACKER_GITHUB && options.graphql && crawler::HasSecrets(tokens)) {
+      // The same tokens' GraphQL budget (points), apart from their REST budget.
+      crawler_options.graphql_pool =
+          std::make_shared<crawler::TokenPool>(kind, tokens, clock, pool_options);
+    }
     crawler_options.pools[kind] =
         std::make_shared<crawler::TokenPool>(kind, std::move(tokens), clock, pool_options);
   }

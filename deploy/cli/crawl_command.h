@@ -45,6 +45,8 @@ struct CrawlCommandOptions {
   int64_t gitee_budget = 0;
   // Listing pages per lease before a crawl pauses and continues under a new lease; 0: no limit.
   int max_pages_per_lease = 0;
+  // List GitHub issues over GraphQL (crawler::CrawlerOptions::github_graphql).
+  bool graphql = false;
   // First bench of a token after a secondary limit without Retry-After.
   absl::Duration secondary_backoff = absl::Seconds(60);
   // Ignore cursors and crawl everything again.

@@ -30,6 +30,7 @@ using namespace issuescope;  // NOLINT: benchmark driver
 
 struct Phase {
   int64_t requests = 0, pages = 0, issues = 0, comments = 0;
+  int64_t graphql_requests = 0, graphql_points = 0, failed = 0;
   double seconds = 0;
 };
 
@@ -37,7 +38,11 @@ void Print(const std::string& name, const Phase& p, int tokens, bool pipeline) {
   nlohmann::json j = {{"phase", name},          {"tokens", tokens}, {"pipeline", pipeline},
                       {"requests", p.requests}, {"pages", p.pages},
                       {"seconds", p.seconds},   {"issues_stored", p.issues},
-                      {"comments_stored", p.comments}};
+                      {"comments_stored", p.comments},
+                      {"graphql_requests", p.graphql_requests},
+                      {"graphql_points", p.graphql_points},
+                      {"budget_units", p.requests + p.graphql_points},
+                      {"failed_crawls", p.failed}};
   if (p.seconds > 0) {
     j["pages_per_s"] = p.pages / p.seconds;
     j["items_per_s"] = (p.issues + p.comments) / p.seconds;
@@ -52,7 +57,7 @@ int main(int argc, char** argv) {
   CLI::App app{"crawler benchmark driver"};
   std::string api, repos_flag, data;
   int tokens = 1, parallel = 4;
-  bool recrawl = false, per_issue = false, no_pipeline = false;
+  bool recrawl = false, per_issue = false, no_pipeline = false, graphql = false, no_prs = false;
   app.add_option("--api", api, "simulator base URL")->required();
   app.add_option("--repos", repos_flag, "OWNER/NAME[,OWNER/NAME...]")->required();
   app.add_option("--data", data, "store directory (created)")->required();
@@ -62,7 +67,11 @@ int main(int argc, char** argv) {
   app.add_flag("--per-issue", per_issue, "then count the per-issue strategy's requests");
   app.add_flag("--no-pipeline", no_pipeline,
                "request each page only after the previous one is stored (for comparison)");
+  app.add_flag("--graphql", graphql,
+               "list GitHub issues over GraphQL (CrawlerOptions::github_graphql; implies --no-prs)");
+  app.add_flag("--no-prs", no_prs, "leases without pull requests");
   CLI11_PARSE(app, argc, argv);
+  if (graphql) no_prs = true;
   InitLogging("bench", "warn");
   const std::vector<std::string> repos = absl::StrSplit(repos_flag, ',', absl::SkipEmpty());
 
@@ -77,6 +86,11 @@ int main(int argc, char** argv) {
   }
   crawler::CrawlerOptions options;
   options.pipeline_pages = !no_pipeline;
+  options.github_graphql = graphql;
+  if (graphql) {
+    options.graphql_pool =
+        std::make_shared<crawler::TokenPool>(v1::TRACKER_GITHUB, pool_tokens, Clock::Real());
+  }
   options.api_urls[v1::TRACKER_GITHUB] = api;
   options.pools[v1::TRACKER_GITHUB] =
       std::make_shared<crawler::TokenPool>(v1::TRACKER_GITHUB, pool_tokens, Clock::Real());
@@ -102,7 +116,7 @@ int main(int argc, char** argv) {
           lease.mutable_repo()->set_name(parts.size() > 1 ? parts[1] : "");
           lease.set_epoch(mode == v1::CRAWL_MODE_FULL ? 1 : 2);
           lease.set_mode(mode);
-          lease.set_include_pull_requests(true);
+          lease.set_include_pull_requests(!no_prs);
           {
             std::lock_guard<std::mutex> lock(mu);
             if (cursors.count(repos[i])) *lease.mutable_cursor() = cursors[repos[i]];
@@ -115,11 +129,14 @@ int main(int argc, char** argv) {
           if (!result.ok()) {
             std::fprintf(stderr, "crawl_bench: %s: %s\n", repos[i].c_str(),
                          result.status().ToString().c_str());
+            ++phase.failed;
             continue;
           }
           if (result->cursor) cursors[repos[i]] = *result->cursor;
           const v1::CrawlCounters& c = result->counters;
           phase.requests += c.requests();
+          phase.graphql_requests += c.graphql_requests();
+          phase.graphql_points += c.graphql_points();
           phase.issues += c.issues_stored();
           phase.comments += c.comments_stored();
         }
@@ -128,7 +145,8 @@ int main(int argc, char** argv) {
     for (std::thread& t : threads) t.join();
     phase.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    phase.pages = phase.requests;  // every request of a crawl is a page (or the repository GET)
+    // Every request of a crawl is a page (or the repository GET).
+    phase.pages = phase.requests + phase.graphql_requests;
     return phase;
   };
   Print("full", run(v1::CRAWL_MODE_FULL), tokens, !no_pipeline);

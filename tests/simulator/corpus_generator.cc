@@ -155,7 +155,13 @@ void GenerateRepo(const SimulatorOptions& options, const RepoPlan& plan, Corpus&
       issue.state_reason.clear();
     }
 
-    const int comments = rng.Poisson(options.comments_per_issue);
+    int comments = rng.Poisson(options.comments_per_issue);
+    // Long threads (more comments than one GraphQL page nests); drawn only when asked for, so
+    // the corpora of other options stay byte-identical.
+    if (options.long_thread_fraction > 0 && rng.Chance(options.long_thread_fraction)) {
+      comments = 101 + static_cast<int>(rng.Uniform(
+                           static_cast<uint64_t>(std::max(1, options.long_thread_max - 100))));
+    }
     std::vector<int64_t> times(static_cast<size_t>(comments));
     for (int64_t& t : times) t = rng.Range(issue.created_at, issue.updated_at);
     std::sort(times.begin(), times.end());
@@ -207,6 +213,12 @@ absl::Status ValidateOptions(const SimulatorOptions& o) {
   if (o.port < 0 || o.port > 65535) return bad("port", "must be in 0..65535");
   if (o.repos < 0) return bad("repos", "must be >= 0");
   if (o.issues_per_repo < 0) return bad("issues_per_repo", "must be >= 0");
+  if (!(o.long_thread_fraction >= 0 && o.long_thread_fraction <= 1)) {
+    return bad("long_thread_fraction", "must be in 0..1");
+  }
+  if (o.long_thread_max < 101 || o.long_thread_max > 100000) {
+    return bad("long_thread_max", "must be in 101..100000");
+  }
   if (!(o.comments_per_issue >= 0 && o.comments_per_issue <= 1000)) {
     return bad("comments_per_issue", "must be in 0..1000");
   }

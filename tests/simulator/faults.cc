@@ -89,6 +89,9 @@ absl::Status ValidateFaultConfig(const FaultConfig& c) {
   if (c.budget < 0) return Bad("budget", "must be >= 0");
   if (c.budget_window_s < 1) return Bad("budget_window_s", "must be >= 1");
   if (c.deep_page_limit < 0) return Bad("deep_page_limit", "must be >= 0");
+  if (c.graphql_budget < 0) return Bad("graphql_budget", "must be >= 0");
+  if (c.graphql_points_per_minute < 1) return Bad("graphql_points_per_minute", "must be >= 1");
+  if (c.graphql_timeout_nodes < 0) return Bad("graphql_timeout_nodes", "must be >= 0");
   return absl::OkStatus();
 }
 
@@ -141,6 +144,15 @@ absl::Status ParseFaults(const std::string& body, FaultConfig* config, FaultActi
       s = ReadInt(v, k, 1, 86400 * 366, &c.budget_window_s);
     } else if (k == "deep_page_limit") {
       s = ReadInt(v, k, 0, int64_t{1} << 40, &c.deep_page_limit);
+    } else if (k == "graphql") {
+      if (!v.is_boolean()) return Bad(k, "must be a boolean");
+      c.graphql = v.get<bool>();
+    } else if (k == "graphql_budget") {
+      s = ReadInt(v, k, 0, int64_t{1} << 40, &c.graphql_budget);
+    } else if (k == "graphql_points_per_minute") {
+      s = ReadInt(v, k, 1, int64_t{1} << 40, &c.graphql_points_per_minute);
+    } else if (k == "graphql_timeout_nodes") {
+      s = ReadInt(v, k, 0, int64_t{1} << 40, &c.graphql_timeout_nodes);
     } else if (k == "transfer") {
       s = ReadTransfers(v, actions);
     } else if (k == "delete") {
@@ -171,6 +183,10 @@ nlohmann::ordered_json FaultConfigJson(const FaultConfig& c) {
   j["budget_window_s"] = c.budget_window_s;
   j["latency_ms"] = c.latency_ms;
   j["deep_page_limit"] = c.deep_page_limit;
+  j["graphql"] = c.graphql;
+  j["graphql_budget"] = c.graphql_budget;
+  j["graphql_points_per_minute"] = c.graphql_points_per_minute;
+  j["graphql_timeout_nodes"] = c.graphql_timeout_nodes;
   return j;
 }
 

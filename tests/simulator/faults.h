@@ -55,6 +55,18 @@ struct FaultConfig {
   int64_t latency_ms = 0;
   // deep_page_limit: list requests with page > deep_page_limit answer 422 (0 = no limit).
   int64_t deep_page_limit = 0;
+  // graphql: POST /graphql is served (false: 404, as on a GitHub Enterprise or a proxy without
+  // GraphQL). Default: true.
+  bool graphql = true;
+  // graphql_budget: GraphQL points per token per budget_window_s (GitHub: 5,000 an hour, apart
+  // from the REST budget). Default: 5000.
+  int64_t graphql_budget = 5000;
+  // graphql_points_per_minute: GitHub's secondary limit on GraphQL points per token per minute
+  // of simulator time; beyond it a query answers 403 with Retry-After: 60. Default: 2000.
+  int64_t graphql_points_per_minute = 2000;
+  // graphql_timeout_nodes: a query asking for more nodes than this times out (502, charged), as
+  // GitHub cuts off queries after about 10 s; 0 = never. Default: 0.
+  int64_t graphql_timeout_nodes = 0;
 };
 
 // FaultActions are one-off corpus changes applied when the faults are set.

@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
   app.add_option("--repos", options.repos, "number of generated repositories");
   app.add_option("--issues-per-repo", options.issues_per_repo, "issues per repository");
   app.add_option("--comments-per-issue", options.comments_per_issue, "mean comments per issue");
+  app.add_option("--long-thread-fraction", options.long_thread_fraction,
+                 "share of issues with a long thread (101..--long-thread-max comments)");
+  app.add_option("--long-thread-max", options.long_thread_max, "most comments of a long thread");
+  app.add_option("--pr-fraction", options.pr_fraction, "share of GitHub issues that are pull requests");
   app.add_option("--seed", options.seed, "generator seed");
   app.add_option("--corpus", options.corpus_file, "JSONL corpus to serve instead of generating");
   app.add_option("--plant-phrase", options.plant_phrase, "phrase to plant verbatim");
@@ -70,6 +74,12 @@ int main(int argc, char** argv) {
   app.add_option("--budget-window-s", f.budget_window_s, "budget window, seconds");
   app.add_option("--latency-ms", f.latency_ms, "delay added to every response");
   app.add_option("--deep-page-limit", f.deep_page_limit, "422 for page > N (0 = none)");
+  app.add_flag("--no-graphql{false}", f.graphql, "answer POST /graphql with 404 (GitHub without GraphQL)");
+  app.add_option("--graphql-budget", f.graphql_budget, "GraphQL points per token per window");
+  app.add_option("--graphql-points-per-minute", f.graphql_points_per_minute,
+                 "GraphQL secondary limit: points per token per minute");
+  app.add_option("--graphql-timeout-nodes", f.graphql_timeout_nodes,
+                 "GraphQL queries asking for more nodes time out with 502 (0 = never)");
   app.add_option("--transfer", transfers, "[tracker:]OWNER/NAME=OWNER/NAME (repeatable)");
   app.add_option("--delete", deletions, "[tracker:]OWNER/NAME#N[,N...] (repeatable)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off");

@@ -39,4 +39,14 @@ bool RateLimiter::TryConsume(const std::string& token, int64_t now, Budget* budg
   return ok;
 }
 
+bool RateLimiter::TryConsumePoints(const std::string& token, int64_t now, int64_t points,
+                                   Budget* budget) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Window& w = Current(token, now);
+  const bool ok = w.used + points <= limit_;
+  if (ok) w.used += points;
+  *budget = ToBudget(w);
+  return ok;
+}
+
 }  // namespace issuescope::sim

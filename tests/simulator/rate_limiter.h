@@ -35,6 +35,10 @@ class RateLimiter {
   // TryConsume spends one request; false (and the exhausted budget) when none is left.
   bool TryConsume(const std::string& token, int64_t now, Budget* budget);
 
+  // TryConsumePoints spends `points` (>= 0) at once (GitHub's GraphQL budget counts points);
+  // false (nothing spent) when fewer remain. `budget` is the budget after.
+  bool TryConsumePoints(const std::string& token, int64_t now, int64_t points, Budget* budget);
+
  private:
   struct Window {
     int64_t start = 0;

@@ -76,6 +76,11 @@ void TrackerSimulator::HandleAdmin(const httplib::Request& req, httplib::Respons
     j["moved"] = s.moved;
     j["gone"] = s.gone;
     j["deep_page_rejected"] = s.deep_page_rejected;
+    j["graphql"] = Json{{"requests", s.graphql_requests},
+                        {"points", s.graphql_points},
+                        {"nodes", s.graphql_nodes},
+                        {"over_budget", s.graphql_over_budget},
+                        {"timeouts", s.graphql_timeouts}};
     j["by_tracker"] = Json::object();
     for (const char* t : {"github", "gitlab", "gitee"}) {
       auto it = s.by_tracker.find(t);
@@ -85,12 +90,14 @@ void TrackerSimulator::HandleAdmin(const httplib::Request& req, httplib::Respons
     for (const auto& [label, t] : s.by_token) {
       j["by_token"][label] = Json{{"requests", t.requests},
                                   {"over_budget", t.over_budget},
-                                  {"retry_after_violations", t.retry_after_violations}};
+                                  {"retry_after_violations", t.retry_after_violations},
+                                  {"graphql_points", t.graphql_points},
+                                  {"graphql_over_budget", t.graphql_over_budget}};
     }
     j["by_repo"] = Json::object();
     for (const auto& [k, v] : s.by_repo) j["by_repo"][k] = v;
     j["by_endpoint"] = Json::object();
-    for (const char* e : {"issues", "comments", "issue", "issue_comments", "repo", "rate_limit"}) {
+    for (const char* e : {"issues", "comments", "issue", "issue_comments", "repo", "rate_limit", "graphql"}) {
       auto it = s.by_endpoint.find(e);
       j["by_endpoint"][e] = it == s.by_endpoint.end() ? 0 : it->second;
     }

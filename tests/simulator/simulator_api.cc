@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "httplib.h"
 #include "tests/simulator/api_dispatch.h"
+#include "tests/simulator/github_graphql.h"
 #include "tests/simulator/github_json.h"
 #include "tests/simulator/list_query.h"
 #include "tests/simulator/tracker_simulator.h"
@@ -136,6 +137,9 @@ void TrackerSimulator::HandleApi(const httplib::Request& req, httplib::Response&
     res.status = 200;
     res.set_content(Dump(body), kJson);
     return Count(served);
+  }
+  if (tracker == Tracker::kGithub && req.path == "/graphql") {
+    return HandleGraphql(req, res, served, token, base);
   }
   ApiRequest api{req.method, req.target, base, faults.deep_page_limit};
   ApiResponse response;
@@ -264,6 +268,88 @@ void TrackerSimulator::HandleApi(const httplib::Request& req, httplib::Response&
   }
   res.set_content(response.body, response.content_type);
   Count(served);
+}
+
+void TrackerSimulator::HandleGraphql(const httplib::Request& req, httplib::Response& res,
+                                     Served& served, const std::string& token,
+                                     const std::string& base) {
+  constexpr char kGraphqlDocs[] = "https://docs.github.com/graphql";
+  const FaultConfig faults = Faults();
+  const int64_t now = SimNow();
+  const std::string token_key = absl::StrCat("github-graphql:", token);
+  served.graphql = true;
+  served.endpoint = "graphql";
+  auto finish = [&](int status, const std::string& body) {
+    res.status = status;
+    served.status = status;
+    res.set_content(body, kJson);
+    Count(served);
+  };
+  auto set_headers = [&](const RateLimiter::Budget& b) {
+    res.set_header("X-RateLimit-Limit", std::to_string(b.limit));
+    res.set_header("X-RateLimit-Remaining", std::to_string(b.remaining));
+    res.set_header("X-RateLimit-Reset", std::to_string(b.reset));
+    res.set_header("X-RateLimit-Used", std::to_string(b.used));
+    res.set_header("X-RateLimit-Resource", "graphql");
+  };
+  if (!faults.graphql || (req.method != "POST" && req.method != "GET")) {
+    return finish(404, Dump(ErrorJson("Not Found", "https://docs.github.com/rest")));
+  }
+  if (req.method != "POST") {
+    return finish(404, Dump(ErrorJson("Not Found", kGraphqlDocs)));
+  }
+  if (token.empty()) {
+    return finish(401, Dump(ErrorJson("This endpoint requires you to be authenticated.",
+                                      kGraphqlDocs)));
+  }
+  RateLimiter::Budget budget = graphql_limiter_.Peek(token_key, now);
+  GraphqlBudget gb{budget.limit, budget.remaining, budget.reset};
+  GraphqlAnswer answer;
+  {
+    std::shared_lock<std::shared_mutex> lock(corpus_mu_);
+    answer = DispatchGithubGraphql(corpus_, req.body, base, gb, faults.graphql_timeout_nodes);
+  }
+  served.repo = answer.response.repo;
+  served.nodes = answer.nodes;
+  if (answer.over_budget) {
+    served.over_budget = budget.remaining <= 0;
+    served.graphql_over_budget = true;
+    served.rate_limited = true;
+    set_headers(budget);
+    return finish(200, answer.response.body);
+  }
+  if (answer.points > 0) {
+    RateLimiter::Budget minute;
+    if (!graphql_minute_.TryConsumePoints(token_key, now, answer.points, &minute)) {
+      // GitHub's secondary limit on points per minute: 403 with Retry-After.
+      served.secondary = true;
+      const int64_t wait = std::max<int64_t>(1, minute.reset - now);
+      res.set_header("Retry-After", std::to_string(wait));
+      RecordRetryAfter(absl::StrCat("github:", token), now + wait);
+      set_headers(budget);
+      return finish(403, Dump(ErrorJson(
+                             "You have exceeded a secondary rate limit. Please wait a few "
+                             "minutes before you try again.",
+                             "https://docs.github.com/graphql/overview/"
+                             "rate-limits-and-node-limits-for-the-graphql-api")));
+    }
+    if (!graphql_limiter_.TryConsumePoints(token_key, now, answer.points, &budget)) {
+      // Another request of the token spent the points meanwhile.
+      served.graphql_over_budget = true;
+      served.rate_limited = true;
+      set_headers(budget);
+      Json e;
+      e["type"] = "RATE_LIMITED";
+      e["message"] = "API rate limit exceeded for user ID 1.";
+      return finish(200, Dump(Json{{"errors", Json::array({e})}}));
+    }
+    served.points = answer.points;
+  } else {
+    budget = graphql_limiter_.Peek(token_key, now);
+  }
+  served.graphql_timeout = answer.timed_out;
+  set_headers(budget);
+  finish(answer.response.status, answer.response.body);
 }
 
 }  // namespace issuescope::sim

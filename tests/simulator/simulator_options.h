@@ -43,6 +43,10 @@ struct SimulatorOptions {
   int issues_per_repo = 500;
   // comments_per_issue is the mean of the (Poisson) number of comments per issue. Default: 3.0.
   double comments_per_issue = 3.0;
+  // long_thread_fraction is the share of generated issues that get a long thread instead: 101
+  // to long_thread_max comments (uniform), the tail DL-framework trackers have. Default: 0.
+  double long_thread_fraction = 0;
+  int long_thread_max = 400;
   // seed makes generation deterministic: the same options give a byte-identical corpus.
   // Default: 1.
   uint64_t seed = 1;

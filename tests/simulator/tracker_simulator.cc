@@ -155,6 +155,13 @@ void TrackerSimulator::Count(const Served& s) {
   stats_.moved += s.status == 301 ? 1 : 0;
   stats_.gone += s.status == 410 ? 1 : 0;
   stats_.deep_page_rejected += s.deep_page && s.status == 422 ? 1 : 0;
+  if (s.graphql) {
+    ++stats_.graphql_requests;
+    stats_.graphql_points += s.points;
+    stats_.graphql_nodes += s.points > 0 ? s.nodes : 0;
+    stats_.graphql_over_budget += s.graphql_over_budget ? 1 : 0;
+    stats_.graphql_timeouts += s.graphql_timeout ? 1 : 0;
+  }
   if (!s.endpoint.empty() && s.endpoint != "redirect") ++stats_.by_endpoint[s.endpoint];
   if (!s.repo.empty()) ++stats_.by_repo[s.repo];
   ++stats_.by_tracker[TrackerName(s.tracker)];
@@ -162,6 +169,8 @@ void TrackerSimulator::Count(const Served& s) {
   ++t.requests;
   t.over_budget += s.over_budget ? 1 : 0;
   t.retry_after_violations += s.too_early ? 1 : 0;
+  t.graphql_points += s.points;
+  t.graphql_over_budget += s.graphql_over_budget ? 1 : 0;
 }
 
 void TrackerSimulator::RecordRetryAfter(const std::string& token_key, int64_t until) {
@@ -187,6 +196,8 @@ absl::Status TrackerSimulator::SetFaults(const FaultConfig& faults) {
   faults_ = faults;
   limiter_.SetLimit(faults.budget > 0 ? faults.budget : options_.rate_limit,
                     faults.budget_window_s);
+  graphql_limiter_.SetLimit(faults.graphql_budget, faults.budget_window_s);
+  graphql_minute_.SetLimit(faults.graphql_points_per_minute, 60);
   return absl::OkStatus();
 }
 

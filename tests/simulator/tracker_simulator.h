@@ -4,6 +4,8 @@
 // repository belongs to one tracker; one server serves all three:
 //   GitHub REST v3 (github_api.cc):  /repos/{o}/{r}[/issues[/comments | /{n}[/comments]]] and
 //                                    /repositories/{id}/..., /rate_limit
+//   GitHub GraphQL (github_graphql.cc): POST /graphql — issues with nested comments, labels,
+//                                    assignees; rateLimit; GitHub's cost model and node limit
 //   GitLab v4 (gitlab_api.cc):       /api/v4/projects/:id[/issues[/:iid[/notes]]]
 //   Gitee v5 (gitee_api.cc):         /api/v5/repos/{o}/{r}[/issues[/comments | /{key}[/comments]]]
 // with each forge's shapes, pagination headers, errors and rate-limit headers (GitHub
@@ -48,6 +50,8 @@ struct TokenStats {
   int64_t requests = 0;
   int64_t over_budget = 0;             // sent while the token's budget was spent
   int64_t retry_after_violations = 0;  // sent before a Retry-After it was given had elapsed
+  int64_t graphql_points = 0;          // GraphQL points charged
+  int64_t graphql_over_budget = 0;     // GraphQL queries costing more than the points left
 };
 
 // SimStats counts API requests since start or the last ResetStats.
@@ -65,6 +69,11 @@ struct SimStats {
   int64_t moved = 0;              // 301 for a transferred repository
   int64_t gone = 0;               // 410 for a deleted issue
   int64_t deep_page_rejected = 0; // 422 for a page beyond deep_page_limit
+  int64_t graphql_requests = 0;   // POST /graphql requests (also in `requests`)
+  int64_t graphql_points = 0;     // GraphQL points charged (GitHub's cost of each query)
+  int64_t graphql_over_budget = 0;  // queries costing more points than their token had left
+  int64_t graphql_timeouts = 0;   // queries answered 502 for asking too many nodes
+  int64_t graphql_nodes = 0;      // nodes the charged queries asked for at most
   std::map<std::string, int64_t> by_repo;      // "owner/name" -> requests
   std::map<std::string, int64_t> by_endpoint;  // issues, comments, issue, issue_comments, repo
   std::map<std::string, int64_t> by_tracker;   // github, gitlab, gitee -> requests
@@ -136,6 +145,11 @@ class TrackerSimulator {
     bool invalid_json = false;
     bool slow = false;
     bool deep_page = false;
+    bool graphql = false;
+    int64_t points = 0;
+    int64_t nodes = 0;
+    bool graphql_over_budget = false;
+    bool graphql_timeout = false;
   };
 
   TrackerSimulator(SimulatorOptions options, sim::Corpus corpus);
@@ -143,6 +157,10 @@ class TrackerSimulator {
   void HandleApi(const httplib::Request& req, httplib::Response& res);
   void HandleAdmin(const httplib::Request& req, httplib::Response& res);
   void HandleAdminFaults(const httplib::Request& req, httplib::Response& res);
+  // HandleGraphql answers POST /graphql (GitHub's GraphQL API: github_graphql.h), charging the
+  // token's GraphQL budget in points.
+  void HandleGraphql(const httplib::Request& req, httplib::Response& res, Served& served,
+                     const std::string& token, const std::string& base);
   void Count(const Served& served);
   // RecordRetryAfter remembers that a token was told to wait until sim time `until`; TooEarly
   // reports whether a request of that token at `now` comes before it.
@@ -159,6 +177,8 @@ class TrackerSimulator {
   sim::Corpus corpus_;
 
   RateLimiter limiter_;
+  RateLimiter graphql_limiter_{5000};       // GraphQL points per window per token
+  RateLimiter graphql_minute_{2000, 60};    // GraphQL points per minute (secondary limit)
   mutable std::mutex faults_mu_;
   FaultConfig faults_;                                    // guarded by faults_mu_
   std::map<std::string, int64_t> retry_until_;            // token key -> sim time; faults_mu_

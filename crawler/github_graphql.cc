@@ -1,0 +1,310 @@
+#include "github_graphql.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "common/time_util.h"
+#include "json_fields.h"
+#include "nlohmann/json.hpp"
+
+namespace issuescope::crawler {
+namespace {
+
+using namespace json_fields;  // NOLINT: the field readers shared by the forge parsers
+
+// The selection of one comment, and of one issue (without its comments' page arguments).
+constexpr char kCommentFields[] = "databaseId body url createdAt updatedAt author { login }";
+
+std::string IssueFields() {
+  return absl::StrCat(
+      "number databaseId title body state stateReason url createdAt updatedAt closedAt "
+      "author { login } labels(first: ",
+      kLabelsPerIssue, ") { totalCount nodes { name } } assignees(first: ", kAssigneesPerIssue,
+      ") { totalCount nodes { login } } reactions { totalCount } comments(first: ",
+      kCommentsPerIssue, ") { totalCount pageInfo { hasNextPage endCursor } nodes { ",
+      kCommentFields, " } }");
+}
+
+constexpr char kRateFields[] = "rateLimit { cost remaining resetAt }";
+
+absl::Status ReadRate(const json& data, GraphqlRate* rate) {
+  const json* r = Member(data, "rateLimit");
+  if (r == nullptr) return absl::OkStatus();
+  ASSIGN_OR_RETURN(rate->cost, OptionalInt(*r, "cost"));
+  ASSIGN_OR_RETURN(rate->remaining, OptionalInt(*r, "remaining"));
+  if (const json* reset = Member(*r, "resetAt"); reset != nullptr && reset->is_string()) {
+    if (auto t = ParseRfc3339(reset->get<std::string>()); t.ok()) rate->reset = *t;
+  }
+  return absl::OkStatus();
+}
+
+// Errors maps a GraphQL answer's `errors` (when it has no usable data) to a status.
+absl::Status Errors(const json& doc, bool has_data) {
+  const json* errors = Member(doc, "errors");
+  if (errors == nullptr || !errors->is_array() || errors->empty()) return absl::OkStatus();
+  for (const json& e : *errors) {
+    const std::string type = e.is_object() ? e.value("type", "") : "";
+    const std::string message =
+        e.is_object() && e.contains("message") && e["message"].is_string()
+            ? e["message"].get<std::string>().substr(0, 300)
+            : "(no message)";
+    if (type == "RATE_LIMITED") {
+      return absl::ResourceExhaustedError(absl::StrCat("GraphQL budget spent: ", message));
+    }
+    if (type == "MAX_NODE_LIMIT_EXCEEDED") return absl::OutOfRangeError(message);
+    if (type == "NOT_FOUND" && !has_data) return absl::NotFoundError(message);
+    if (!has_data) return absl::InvalidArgumentError(absl::StrCat("GraphQL error: ", message));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<json> Document(absl::string_view body) {
+  ASSIGN_OR_RETURN(json doc, ParseJson(body));
+  if (!doc.is_object()) return absl::InvalidArgumentError("GraphQL answer is not a JSON object");
+  return doc;
+}
+
+// Login reads obj[name].login; "" for null (a deleted account).
+absl::StatusOr<std::string> Login(const json& obj, const char* name) {
+  return UserName(obj, name, "login");
+}
+
+absl::Status ReadComment(const json& c, const v1::RepositoryRef& repo, int64_t number,
+                         v1::Comment* out) {
+  if (!c.is_object()) return absl::InvalidArgumentError("comment is not a JSON object");
+  *out->mutable_repo() = repo;
+  out->set_issue_number(number);
+  ASSIGN_OR_RETURN(int64_t id, RequiredInt(c, "databaseId"));
+  out->set_id(id);
+  RETURN_IF_ERROR(SetTime(c, "updatedAt", true, out->mutable_updated_at()));
+  RETURN_IF_ERROR(SetTime(c, "createdAt", false, out->mutable_created_at()));
+  ASSIGN_OR_RETURN(*out->mutable_author(), Login(c, "author"));
+  ASSIGN_OR_RETURN(*out->mutable_body(), OptionalString(c, "body"));
+  ASSIGN_OR_RETURN(*out->mutable_url(), OptionalString(c, "url"));
+  return absl::OkStatus();
+}
+
+// ReadComments reads a comments connection of issue `number`: its nodes into `out` (bad ones
+// into `bad`), and where it continues when it has a next page.
+absl::Status ReadComments(const json& conn, const v1::RepositoryRef& repo, int64_t number,
+                          std::vector<v1::Comment>* out, std::vector<ThreadCursor>* more,
+                          std::vector<BadItem>* bad) {
+  if (!conn.is_object()) return FieldError("comments", "is not an object");
+  const json* nodes = Member(conn, "nodes");
+  if (nodes == nullptr || !nodes->is_array()) return FieldError("comments.nodes", "is missing");
+  for (size_t i = 0; i < nodes->size(); ++i) {
+    v1::Comment c;
+    absl::Status s = ReadComment((*nodes)[i], repo, number, &c);
+    if (s.ok()) {
+      out->push_back(std::move(c));
+    } else {
+      bad->push_back(BadItem{static_cast<int64_t>(i), ItemKey((*nodes)[i], "databaseId"),
+                             absl::StrCat("issue ", number, " comment ", i, ": ", s.message()),
+                             (*nodes)[i].dump()});
+    }
+  }
+  const json* info = Member(conn, "pageInfo");
+  if (info != nullptr && info->is_object() && info->value("hasNextPage", false)) {
+    ASSIGN_OR_RETURN(std::string end, RequiredString(*info, "endCursor"));
+    more->push_back(ThreadCursor{number, end});
+  }
+  return absl::OkStatus();
+}
+
+// NamesOf reads a connection's nodes' `key` strings; sets *complete to whether it has all.
+absl::Status NamesOf(const json& obj, const char* field, const char* key,
+                     google::protobuf::RepeatedPtrField<std::string>* out, bool* complete) {
+  const json* conn = Member(obj, field);
+  if (conn == nullptr) return absl::OkStatus();
+  if (!conn->is_object()) return FieldError(field, "is not an object");
+  const json* nodes = Member(*conn, "nodes");
+  if (nodes == nullptr || !nodes->is_array()) {
+    return FieldError(absl::StrCat(field, ".nodes"), "is missing");
+  }
+  for (size_t i = 0; i < nodes->size(); ++i) {
+    const json& n = (*nodes)[i];
+    if (n.is_null()) continue;  // a deleted account among the assignees
+    const json* v = n.is_object() ? Member(n, key) : nullptr;
+    if (v == nullptr || !v->is_string()) {
+      return FieldError(absl::StrCat(field, "[", i, "]"), absl::StrCat("has no ", key));
+    }
+    out->Add(v->get<std::string>());
+  }
+  ASSIGN_OR_RETURN(int64_t total, OptionalInt(*conn, "totalCount"));
+  *complete = total <= static_cast<int64_t>(nodes->size());
+  return absl::OkStatus();
+}
+
+absl::Status ReadIssue(const json& obj, const v1::RepositoryRef& repo, v1::Issue* issue,
+                       bool* complete) {
+  if (!obj.is_object()) return absl::InvalidArgumentError("issue is not a JSON object");
+  *issue->mutable_repo() = repo;
+  ASSIGN_OR_RETURN(int64_t number, RequiredInt(obj, "number"));
+  if (number <= 0) return FieldError("number", absl::StrCat("is not positive: ", number));
+  issue->set_number(number);
+  issue->set_key(absl::StrCat(number));
+  ASSIGN_OR_RETURN(int64_t id, RequiredInt(obj, "databaseId"));
+  issue->set_id(id);
+  ASSIGN_OR_RETURN(*issue->mutable_title(), RequiredString(obj, "title"));
+  ASSIGN_OR_RETURN(*issue->mutable_body(), OptionalString(obj, "body"));
+  RETURN_IF_ERROR(SetTime(obj, "updatedAt", true, issue->mutable_updated_at()));
+  RETURN_IF_ERROR(SetTime(obj, "createdAt", true, issue->mutable_created_at()));
+  if (Member(obj, "closedAt") != nullptr) {
+    RETURN_IF_ERROR(SetTime(obj, "closedAt", false, issue->mutable_closed_at()));
+  }
+  ASSIGN_OR_RETURN(const std::string state, RequiredString(obj, "state"));
+  if (state == "OPEN") {
+    issue->set_state(v1::ISSUE_STATE_OPEN);
+  } else if (state == "CLOSED") {
+    issue->set_state(v1::ISSUE_STATE_CLOSED);
+  } else {
+    return FieldError("state", absl::StrCat("has unknown value '", state.substr(0, 40), "'"));
+  }
+  // REST spells the reason in lower case ("completed", "not_planned", "reopened").
+  ASSIGN_OR_RETURN(std::string reason, OptionalString(obj, "stateReason"));
+  issue->set_state_reason(absl::AsciiStrToLower(reason));
+  ASSIGN_OR_RETURN(*issue->mutable_author(), Login(obj, "author"));
+  bool labels_complete = true, assignees_complete = true;
+  RETURN_IF_ERROR(NamesOf(obj, "labels", "name", issue->mutable_labels(), &labels_complete));
+  RETURN_IF_ERROR(
+      NamesOf(obj, "assignees", "login", issue->mutable_assignees(), &assignees_complete));
+  *complete = labels_complete && assignees_complete;
+  if (const json* comments = Member(obj, "comments")) {
+    ASSIGN_OR_RETURN(int64_t total, OptionalInt(*comments, "totalCount"));
+    issue->set_comment_count(static_cast<int32_t>(total));
+  }
+  if (const json* reactions = Member(obj, "reactions")) {
+    ASSIGN_OR_RETURN(int64_t total, OptionalInt(*reactions, "totalCount"));
+    issue->set_reactions(static_cast<int32_t>(total));
+  }
+  ASSIGN_OR_RETURN(*issue->mutable_url(), OptionalString(obj, "url"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string IssuesPageBody(absl::string_view owner, absl::string_view name, int first,
+                           const std::string& after, const std::optional<absl::Time>& since) {
+  json variables;
+  variables["owner"] = std::string(owner);
+  variables["name"] = std::string(name);
+  variables["first"] = first;
+  variables["after"] = after.empty() ? json(nullptr) : json(after);
+  variables["since"] = since ? json(FormatRfc3339(*since)) : json(nullptr);
+  json request;
+  request["query"] = absl::StrCat(
+      "query IssuesPage($owner: String!, $name: String!, $first: Int!, $after: String, "
+      "$since: DateTime) { ",
+      kRateFields,
+      " repository(owner: $owner, name: $name) { issues(first: $first, after: $after, "
+      "orderBy: {field: UPDATED_AT, direction: ASC}, filterBy: {since: $since}) { "
+      "pageInfo { hasNextPage endCursor } nodes { ",
+      IssueFields(), " } } } }");
+  request["variables"] = std::move(variables);
+  return request.dump();
+}
+
+std::string CommentPagesBody(absl::string_view owner, absl::string_view name,
+                             const std::vector<ThreadCursor>& threads) {
+  std::string selections;
+  json variables;
+  variables["owner"] = std::string(owner);
+  variables["name"] = std::string(name);
+  std::string params = "$owner: String!, $name: String!";
+  for (size_t i = 0; i < threads.size(); ++i) {
+    absl::StrAppend(&params, ", $a", i, ": String");
+    variables[absl::StrCat("a", i)] = threads[i].after;
+    absl::StrAppend(&selections, " i", threads[i].number, ": issue(number: ", threads[i].number,
+                    ") { comments(first: ", kCommentsPerIssue, ", after: $a", i,
+                    ") { pageInfo { hasNextPage endCursor } nodes { ", kCommentFields, " } } }");
+  }
+  json request;
+  request["query"] = absl::StrCat("query CommentPages(", params, ") { ", kRateFields,
+                                  " repository(owner: $owner, name: $name) {", selections, " } }");
+  request["variables"] = std::move(variables);
+  return request.dump();
+}
+
+absl::StatusOr<GraphqlIssuesPage> ParseGraphqlIssuesPage(absl::string_view body,
+                                                         const v1::RepositoryRef& repo) {
+  ASSIGN_OR_RETURN(json doc, Document(body));
+  GraphqlIssuesPage page;
+  try {
+    const json* data = Member(doc, "data");
+    RETURN_IF_ERROR(Errors(doc, data != nullptr && Member(*data, "repository") != nullptr));
+    if (data == nullptr) return absl::InvalidArgumentError("GraphQL answer has no data");
+    RETURN_IF_ERROR(ReadRate(*data, &page.rate));
+    ASSIGN_OR_RETURN(const json* repository, RequiredMember(*data, "repository"));
+    ASSIGN_OR_RETURN(const json* issues, RequiredMember(*repository, "issues"));
+    ASSIGN_OR_RETURN(const json* info, RequiredMember(*issues, "pageInfo"));
+    page.has_next = info->value("hasNextPage", false);
+    if (page.has_next) {
+      ASSIGN_OR_RETURN(page.end_cursor, RequiredString(*info, "endCursor"));
+    }
+    ASSIGN_OR_RETURN(const json* nodes, RequiredMember(*issues, "nodes"));
+    if (!nodes->is_array()) return FieldError("issues.nodes", "is not an array");
+    for (size_t i = 0; i < nodes->size(); ++i) {
+      const json& node = (*nodes)[i];
+      v1::Issue issue;
+      bool complete = true;
+      absl::Status s = ReadIssue(node, repo, &issue, &complete);
+      if (s.ok() && Member(node, "comments") != nullptr) {
+        s = ReadComments(node["comments"], repo, issue.number(), &page.comments,
+                         &page.more_comments, &page.bad);
+      }
+      if (!s.ok()) {
+        page.bad.push_back(BadItem{static_cast<int64_t>(i), ItemKey(node, "number"),
+                                   absl::StrCat("item ", i, ": ", s.message()), node.dump()});
+        continue;
+      }
+      if (!complete) page.refetch.push_back(issue.number());
+      page.issues.push_back(std::move(issue));
+    }
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed GraphQL issue page: ", e.what()));
+  }
+  return page;
+}
+
+absl::StatusOr<GraphqlCommentPages> ParseGraphqlCommentPages(absl::string_view body,
+                                                             const v1::RepositoryRef& repo) {
+  ASSIGN_OR_RETURN(json doc, Document(body));
+  GraphqlCommentPages pages;
+  try {
+    const json* data = Member(doc, "data");
+    RETURN_IF_ERROR(Errors(doc, data != nullptr && Member(*data, "repository") != nullptr));
+    if (data == nullptr) return absl::InvalidArgumentError("GraphQL answer has no data");
+    RETURN_IF_ERROR(ReadRate(*data, &pages.rate));
+    ASSIGN_OR_RETURN(const json* repository, RequiredMember(*data, "repository"));
+    if (!repository->is_object()) return FieldError("repository", "is not an object");
+    for (auto it = repository->begin(); it != repository->end(); ++it) {
+      int64_t number = 0;
+      if (it.key().size() < 2 || it.key()[0] != 'i' ||
+          !absl::SimpleAtoi(it.key().substr(1), &number) || number <= 0) {
+        return FieldError(it.key(), "is not a thread this crawler asked for");
+      }
+      if (it->is_null()) {  // the issue no longer resolves here (deleted or transferred)
+        pages.missing.push_back(number);
+        continue;
+      }
+      ASSIGN_OR_RETURN(const json* comments, RequiredMember(*it, "comments"));
+      RETURN_IF_ERROR(ReadComments(*comments, repo, number, &pages.comments,
+                                   &pages.more_comments, &pages.bad));
+    }
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed GraphQL comment page: ", e.what()));
+  }
+  return pages;
+}
+
+bool IsGraphqlTimeout(int http_status, absl::string_view body) {
+  if (http_status == 502 || http_status == 504) return true;
+  return http_status == 200 &&
+         absl::StrContains(body, "Something went wrong while executing your query");
+}
+
+}  // namespace issuescope::crawler

@@ -1,0 +1,252 @@
+#include "graphql_lister.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "common/time_util.h"
+#include "crawler/issue_store.h"
+#include "urls.h"
+
+namespace issuescope::crawler {
+namespace {
+
+// Pages answered in a row before the page size grows again after a timeout.
+constexpr int kGrowAfter = 3;
+
+}  // namespace
+
+int64_t IssuePageCost(int n) {
+  return std::max<int64_t>(1, std::llround((1.0 + 4.0 * n) / 100.0));
+}
+
+GraphqlLister::GraphqlLister(RequestLoop* graphql, RequestLoop* rest, const Tracker* tracker,
+                             PageIngest* ingest, Clock* clock, std::string url, TrackerRepo where,
+                             v1::RepositoryRef repo, GraphqlListerOptions options,
+                             std::function<absl::Status()> report)
+    : graphql_(graphql),
+      rest_(rest),
+      tracker_(tracker),
+      ingest_(ingest),
+      clock_(clock),
+      url_(std::move(url)),
+      where_(std::move(where)),
+      repo_(std::move(repo)),
+      options_(options),
+      report_(std::move(report)),
+      slug_(absl::StrCat(where_.owner, "/", where_.name)) {}
+
+bool GraphqlLister::Affordable(int64_t points) const { return remaining_ < 0 || remaining_ >= points; }
+
+void GraphqlLister::NoteRate(const GraphqlRate& rate, GraphqlPassResult* result) {
+  if (rate.cost > 0) result->points += rate.cost;
+  if (rate.remaining >= 0) remaining_ = rate.remaining;
+}
+
+absl::StatusOr<std::optional<HttpResponse>> GraphqlLister::Query(const std::string& body,
+                                                                 GraphqlPassResult* result) {
+  ASSIGN_OR_RETURN(HttpResponse resp, graphql_->Post(url_, body));
+  const int s = resp.status;
+  if (s == 404 || s == 401 || s == 403 || s == 410) {
+    // No GraphQL here (a GitHub Enterprise without it, a REST-only proxy), or not for this
+    // token: the caller lists over REST. A rate-limited 403 never reaches here (RequestLoop
+    // retries it once the token may send again).
+    unavailable_ = true;
+    spdlog::info("{}: POST {} answered HTTP {}; listing over REST", slug_,
+                 Redact(url_), s);
+    return std::optional<HttpResponse>();
+  }
+  if (IsGraphqlTimeout(s, resp.body)) {
+    ++result->timeouts;
+    return std::optional<HttpResponse>();
+  }
+  if (s != 200) return UnexpectedResponse(s, absl::StrCat(url_, " (POST)"));
+  return std::optional<HttpResponse>(std::move(resp));
+}
+
+absl::StatusOr<GraphqlPassResult> GraphqlLister::Pass(const std::optional<absl::Time>& since) {
+  GraphqlPassResult result;
+  const int max_size = std::clamp(options_.max_issues_per_page, 1, 100);
+  int size = max_size;
+  int answered_in_a_row = 0;
+  int timeouts_at_one = 0;
+  std::string after;
+  for (;;) {
+    RETURN_IF_ERROR(graphql_->CheckCancelled());
+    if (!Affordable(IssuePageCost(size))) {
+      result.budget_spent = true;
+      break;
+    }
+    ASSIGN_OR_RETURN(std::optional<HttpResponse> resp,
+                     Query(IssuesPageBody(where_.owner, where_.name, size, after, since), &result));
+    if (unavailable_) {
+      result.unavailable = true;
+      return result;
+    }
+    absl::StatusOr<GraphqlIssuesPage> page =
+        resp ? ParseGraphqlIssuesPage(resp->body, repo_)
+             : absl::StatusOr<GraphqlIssuesPage>(absl::OutOfRangeError("timed out"));
+    if (!page.ok() && page.status().code() == absl::StatusCode::kResourceExhausted) {
+      // Spent meanwhile (another crawl of the token): REST continues.
+      remaining_ = 0;
+      result.budget_spent = true;
+      break;
+    }
+    if (!page.ok() && page.status().code() == absl::StatusCode::kOutOfRange) {
+      // Cut off or over the node limit: ask for fewer issues.
+      if (resp) ++result.timeouts;
+      answered_in_a_row = 0;
+      if (size == 1 && ++timeouts_at_one >= options_.max_timeouts_at_one) {
+        return absl::UnavailableError(absl::StrCat(
+            "POST ", Redact(url_), ": GraphQL queries of ", slug_,
+            " time out even for one issue per page (", timeouts_at_one, " times)"));
+      }
+      size = std::max(1, size / 2);
+      spdlog::info("{}: GraphQL page timed out; asking for {} issues per page", slug_,
+                   size);
+      continue;
+    }
+    if (!page.ok()) {
+      return absl::Status(page.status().code(),
+                          absl::StrCat("POST ", Redact(url_), ": ", page.status().message()));
+    }
+    timeouts_at_one = 0;
+    ++result.issue_pages;
+    NoteRate(page->rate, &result);
+    const absl::Time now = clock_->Now();
+    const absl::Time date = ParseHttpDate(resp->headers.Get("Date")).value_or(now);
+    ingest_->DropFutureItems(date, &page->issues, &page->bad);
+    RETURN_IF_ERROR(ingest_->Quarantine("graphql_issues", url_, now, page->bad));
+    std::vector<std::string> items;
+    for (const v1::Issue& issue : page->issues) {
+      items.push_back(IssueStore::RawIssueItem(issue.number()));
+    }
+    for (const v1::Comment& c : page->comments) {
+      items.push_back(IssueStore::RawCommentItem(c.issue_number(), c.id()));
+    }
+    RETURN_IF_ERROR(
+        ingest_->KeepRawPage("graphql_issues", url_, std::move(resp->body), now, nullptr, items));
+    const std::optional<absl::Time> before_page = result.max_updated;
+    for (v1::Issue& issue : page->issues) {
+      const absl::Time t = FromProto(issue.updated_at());
+      if (!result.max_updated || t > *result.max_updated) result.max_updated = t;
+      *issue.mutable_fetched_at() = ToProto(now);
+    }
+    // Comments of issues set aside as future-dated are not stored either.
+    std::vector<v1::Comment> comments;
+    for (v1::Comment& c : page->comments) {
+      const bool kept = std::any_of(page->issues.begin(), page->issues.end(), [&](const v1::Issue& i) {
+        return i.number() == c.issue_number();
+      });
+      if (kept) comments.push_back(std::move(c));
+    }
+    RETURN_IF_ERROR(ingest_->StoreIssues(page->issues));
+    RETURN_IF_ERROR(StoreComments("graphql_issues", std::move(comments), {}, *resp, now, &result));
+    if (absl::Status s = FollowUp(std::move(page->more_comments), &result); !s.ok()) {
+      if (s.code() != absl::StatusCode::kResourceExhausted) return s;
+      // This page's long threads are incomplete: the cursor stays before the page, so the REST
+      // listing that continues (or the next crawl) lists its issues and comments again.
+      result.max_updated = before_page;
+      result.budget_spent = true;
+      break;
+    }
+    RETURN_IF_ERROR(Refetch(page->refetch, &result));
+    RETURN_IF_ERROR(report_());
+    if (!page->has_next) break;
+    after = page->end_cursor;
+    if (size < max_size && ++answered_in_a_row >= kGrowAfter) {
+      size = std::min(max_size, size + std::max(1, size / 2));
+      answered_in_a_row = 0;
+    }
+  }
+  result.last_page_size = size;
+  return result;
+}
+
+absl::Status GraphqlLister::StoreComments(const std::string& listing,
+                                          std::vector<v1::Comment> comments,
+                                          std::vector<BadItem> bad, const HttpResponse& resp,
+                                          absl::Time now, GraphqlPassResult* result) {
+  const absl::Time date = ParseHttpDate(resp.headers.Get("Date")).value_or(now);
+  ingest_->DropFutureItems(date, &comments, &bad);
+  RETURN_IF_ERROR(ingest_->Quarantine(listing.c_str(), url_, now, bad));
+  for (v1::Comment& c : comments) {
+    const absl::Time t = FromProto(c.updated_at());
+    if (!result->max_comment_updated || t > *result->max_comment_updated) {
+      result->max_comment_updated = t;
+    }
+    *c.mutable_fetched_at() = ToProto(now);
+  }
+  return ingest_->StoreComments(comments);
+}
+
+absl::Status GraphqlLister::FollowUp(std::vector<ThreadCursor> threads, GraphqlPassResult* result) {
+  int timeouts = 0;
+  size_t batch = kThreadsPerQuery;
+  while (!threads.empty()) {
+    RETURN_IF_ERROR(graphql_->CheckCancelled());
+    if (!Affordable(1)) {
+      // The issues of this page are stored, their long threads are not complete: the next crawl
+      // must list them again, so the pass ends as if the budget ran out before this page.
+      return absl::ResourceExhaustedError(absl::StrCat(
+          slug_, ": the GraphQL budget ran out while continuing long threads"));
+    }
+    const size_t n = std::min(batch, threads.size());
+    std::vector<ThreadCursor> now_threads(threads.begin(), threads.begin() + n);
+    ASSIGN_OR_RETURN(std::optional<HttpResponse> resp,
+                     Query(CommentPagesBody(where_.owner, where_.name, now_threads), result));
+    if (unavailable_) return absl::UnavailableError("GraphQL became unavailable mid-pass");
+    absl::StatusOr<GraphqlCommentPages> pages =
+        resp ? ParseGraphqlCommentPages(resp->body, repo_)
+             : absl::StatusOr<GraphqlCommentPages>(absl::OutOfRangeError("timed out"));
+    if (!pages.ok() && pages.status().code() == absl::StatusCode::kOutOfRange) {
+      if (batch == 1 && ++timeouts >= options_.max_timeouts_at_one) {
+        return absl::UnavailableError(absl::StrCat("POST ", Redact(url_),
+                                                   ": comment pages keep timing out"));
+      }
+      batch = std::max<size_t>(1, batch / 2);
+      continue;
+    }
+    if (!pages.ok()) {
+      return absl::Status(pages.status().code(),
+                          absl::StrCat("POST ", Redact(url_), ": ", pages.status().message()));
+    }
+    ++result->comment_pages;
+    NoteRate(pages->rate, result);
+    const absl::Time now = clock_->Now();
+    std::vector<std::string> items;
+    for (const v1::Comment& c : pages->comments) {
+      items.push_back(IssueStore::RawCommentItem(c.issue_number(), c.id()));
+    }
+    RETURN_IF_ERROR(
+        ingest_->KeepRawPage("graphql_comments", url_, resp->body, now, nullptr, items));
+    RETURN_IF_ERROR(StoreComments("graphql_comments", std::move(pages->comments),
+                                  std::move(pages->bad), *resp, now, result));
+    threads.erase(threads.begin(), threads.begin() + n);
+    for (ThreadCursor& more : pages->more_comments) threads.push_back(std::move(more));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GraphqlLister::Refetch(const std::vector<int64_t>& numbers, GraphqlPassResult* result) {
+  for (int64_t number : numbers) {
+    const std::string url = absl::StrCat(tracker_->RepositoryUrl(where_), "/issues/", number);
+    ASSIGN_OR_RETURN(HttpResponse resp, rest_->Get(url, ""));
+    if (resp.status == 404 || resp.status == 410) continue;  // gone since the page was listed
+    if (resp.status != 200) return UnexpectedResponse(resp.status, url);
+    std::vector<BadItem> bad;
+    ASSIGN_OR_RETURN(std::vector<v1::Issue> issues,
+                     tracker_->ParseIssues(absl::StrCat("[", resp.body, "]"), repo_, &bad));
+    const absl::Time now = clock_->Now();
+    RETURN_IF_ERROR(ingest_->Quarantine("issues", url, now, bad));
+    for (v1::Issue& issue : issues) *issue.mutable_fetched_at() = ToProto(now);
+    RETURN_IF_ERROR(ingest_->StoreIssues(issues));
+    result->refetched += static_cast<int64_t>(issues.size());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace issuescope::crawler

@@ -1,0 +1,112 @@
+// GraphqlLister is one listing pass of a GitHub repository's issues over GraphQL
+// (crawler/github_graphql.h): issue pages ordered by updatedAt from a `since`, each issue's first
+// 100 comments nested, long threads continued 50 at a time, and the results stored through the
+// crawl's PageIngest exactly as the REST pass stores them (same records, raw pages kept for
+// `issuescope reparse` under the listings "graphql_issues" and "graphql_comments").
+//
+// GitHub's cursors are keyset cursors, so an issue updated while the pass pages moves behind
+// the cursor and is listed again: no shift repair is needed.
+//
+// Page size adapts: it starts at (and never grows beyond) kIssuesPerPointPage, the most issues
+// one point buys; a query GitHub cuts off (502/504, "Something went wrong while executing your
+// query") or one over the node limit is sent again with half the issues, and after three
+// answered pages in a row the size grows by half again. A query is never sent when the token's
+// GraphQL budget (the rateLimit object of the last answer) cannot pay for it: the pass stops
+// with budget_spent and the caller continues over REST. A server without GraphQL (404, 401, 403
+// that is not a rate limit, 410) ends the pass with `unavailable` before anything is stored.
+//
+// Not thread-safe: one pass at a time, on the crawl's thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "github_graphql.h"
+#include "page_ingest.h"
+#include "request_loop.h"
+#include "tracker.h"
+
+namespace issuescope::crawler {
+
+// GraphqlPassResult is what one pass did.
+struct GraphqlPassResult {
+  // GraphQL is not served by this tracker (nothing was stored): list over REST instead.
+  bool unavailable = false;
+  // The token's GraphQL budget could not pay for the next query: what was stored is complete
+  // up to max_updated (every issue up to it with all its comments); REST continues from there.
+  bool budget_spent = false;
+  // Greatest updatedAt of an issue stored, and of a comment stored.
+  std::optional<absl::Time> max_updated;
+  std::optional<absl::Time> max_comment_updated;
+  int64_t issue_pages = 0;     // issue page queries answered
+  int64_t comment_pages = 0;   // follow-up queries answered
+  int64_t points = 0;          // GraphQL points charged, as the answers' rateLimit.cost said
+  int64_t timeouts = 0;        // queries cut off (sent again smaller)
+  int64_t refetched = 0;       // issues fetched again over REST (too many labels/assignees)
+  int last_page_size = 0;
+};
+
+// GraphqlListerOptions tune a pass.
+struct GraphqlListerOptions {
+  // Largest (and first) page size. Default: kIssuesPerPointPage.
+  int max_issues_per_page = kIssuesPerPointPage;
+  // Timeouts in a row at page size 1 before the pass fails. Default: 3.
+  int max_timeouts_at_one = 3;
+};
+
+class GraphqlLister {
+ public:
+  // `graphql` sends to the GraphQL endpoint (its pool is the tokens' GraphQL budget), `rest` to
+  // the REST API (for the rare issue re-fetched whole); `url` is the GraphQL endpoint
+  // (".../graphql"); `where` the repository as the crawl addresses it; `report` is called after
+  // every stored page (a non-OK status stops the pass). Nothing is owned.
+  GraphqlLister(RequestLoop* graphql, RequestLoop* rest, const Tracker* tracker,
+                PageIngest* ingest, Clock* clock, std::string url, TrackerRepo where,
+                v1::RepositoryRef repo, GraphqlListerOptions options,
+                std::function<absl::Status()> report);
+
+  // Pass lists every issue updated at or after `since` (all when unset). Errors: those of the
+  // requests, INVALID_ARGUMENT for an answer that does not parse, NOT_FOUND when the repository
+  // does not resolve, UNAVAILABLE after repeated timeouts at page size 1.
+  absl::StatusOr<GraphqlPassResult> Pass(const std::optional<absl::Time>& since);
+
+ private:
+  // Query sends one GraphQL body; nullopt for a timeout or node-limit answer (ask for fewer).
+  absl::StatusOr<std::optional<HttpResponse>> Query(const std::string& body,
+                                                    GraphqlPassResult* result);
+  // Affordable reports whether the last known budget pays for `points`.
+  bool Affordable(int64_t points) const;
+  void NoteRate(const GraphqlRate& rate, GraphqlPassResult* result);
+  // StoreComments stores comments of a page (future-dated ones quarantined).
+  absl::Status StoreComments(const std::string& listing, std::vector<v1::Comment> comments,
+                             std::vector<BadItem> bad, const HttpResponse& resp, absl::Time now,
+                             GraphqlPassResult* result);
+  // FollowUp continues long threads until each is complete.
+  absl::Status FollowUp(std::vector<ThreadCursor> threads, GraphqlPassResult* result);
+  // Refetch stores issues whose labels or assignees did not fit, fetched whole over REST.
+  absl::Status Refetch(const std::vector<int64_t>& numbers, GraphqlPassResult* result);
+
+  RequestLoop* graphql_;
+  RequestLoop* rest_;
+  const Tracker* tracker_;
+  PageIngest* ingest_;
+  Clock* clock_;
+  const std::string url_;
+  const TrackerRepo where_;
+  const v1::RepositoryRef repo_;
+  const GraphqlListerOptions options_;
+  std::function<absl::Status()> report_;
+  const std::string slug_;  // owner/name, for messages
+  int64_t remaining_ = -1;  // the token's GraphQL points left, as last reported
+  bool unavailable_ = false;
+};
+
+// IssuePageCost is GitHub's cost of an issue page of `n` issues: (1 + 4n) / 100 rounded, >= 1.
+int64_t IssuePageCost(int n);
+
+}  // namespace issuescope::crawler

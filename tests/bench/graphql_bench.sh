@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# GraphQL crawl benchmark (docs/BENCHMARKS.md, "GraphQL crawl"; issue 19). Starts
+# issuescope-simulator and runs bench_crawl against it, REST only and with --graphql:
+#   1. budget units (REST requests + GraphQL points) of a full crawl of 20k issues / ~100k
+#      comments with a tail of long threads (0.5% of issues with 101..400 comments), and of an
+#      unchanged re-crawl, against REST's minimum; both budgets never overspent; the store
+#      holds every issue and comment of the corpus;
+#   2. wall time of a full crawl at 200 ms latency with one token: REST vs GraphQL;
+#   3. the same full crawl when queries asking more than 3,000 nodes time out (adaptive page
+#      size): failed crawls, timeouts, points.
+# Usage: graphql_bench.sh [--small] --bin BUILD/bin --work DIR
+# --small is the bounded form (ctest -L bench): 2k issues, 600 at 200 ms.
+set -euo pipefail
+SMALL=0; BIN=""; WORK=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --small) SMALL=1; shift;;
+    --bin) BIN="$2"; shift 2;;
+    --work) WORK="$2"; shift 2;;
+    *) echo "unknown argument $1" >&2; exit 2;;
+  esac
+done
+[[ -n "$BIN" && -n "$WORK" ]] || { echo "usage: $0 [--small] --bin DIR --work DIR" >&2; exit 2; }
+rm -rf "$WORK"; mkdir -p "$WORK"
+if [[ $SMALL == 1 ]]; then BIG=2000; LAT=600; else BIG=20000; LAT=4000; fi
+CORPUS_FLAGS="--comments-per-issue=3.9 --long-thread-fraction=0.005 --long-thread-max=400 --pr-fraction=0"
+
+SIM_PID=""
+start_sim() {  # start_sim NAME ARGS... ; sets PORT
+  local name="$1"; shift
+  rm -f "$WORK/$name.port"
+  "$BIN/issuescope-simulator" --port-file="$WORK/$name.port" --threads=16 --rate-limit=5000 \
+      --log-level=warn "$@" > "$WORK/$name.sim.log" 2>&1 &
+  SIM_PID=$!
+  for _ in $(seq 1 600); do [[ -s "$WORK/$name.port" ]] && break; sleep 0.1; done
+  PORT=$(cat "$WORK/$name.port")
+}
+stop_sim() { kill "$SIM_PID" 2>/dev/null || true; wait "$SIM_PID" 2>/dev/null || true; }
+trap stop_sim EXIT
+stats() { curl -s "http://127.0.0.1:$PORT/_sim/stats" > "$WORK/$1.stats.json"; }
+reset_stats() { curl -s -X POST "http://127.0.0.1:$PORT/_sim/stats/reset" > /dev/null; }
+
+crawl() {  # crawl NAME [bench_crawl flags...]
+  local name="$1"; shift
+  "$BIN/bench_crawl" --api "http://127.0.0.1:$PORT" --repos bench/big --data "$WORK/$name.store" \
+      --tokens 1 --parallel 1 --no-prs "$@" | tee "$WORK/$name.jsonl"
+}
+
+echo "== 1. budget units, $BIG issues"
+start_sim economy --repo=bench/big:$BIG $CORPUS_FLAGS --seed=7
+curl -s "http://127.0.0.1:$PORT/_sim/corpus" > "$WORK/economy.corpus.json"
+crawl rest --recrawl
+stats rest; reset_stats
+crawl graphql --recrawl --graphql
+stats graphql
+stop_sim
+python3 - "$WORK" <<'PY'
+import json, math, sys
+w = sys.argv[1]
+corpus = json.load(open(f"{w}/economy.corpus.json"))
+issues = len(corpus); comments = sum(e["comments"] for e in corpus)
+long_threads = sum(1 for e in corpus if e["comments"] > 100)
+full_min = 1 + math.ceil(issues / 100) + math.ceil(comments / 100)
+def phases(name):
+    return {j["phase"]: j for j in map(json.loads, open(f"{w}/{name}.jsonl"))}
+rest, gql = phases("rest"), phases("graphql")
+sg = json.load(open(f"{w}/graphql.stats.json"))
+sr = json.load(open(f"{w}/rest.stats.json"))
+out = {"phase": "economy", "issues": issues, "comments": comments, "long_threads": long_threads,
+       "rest_minimum": full_min, "rest_full_requests": rest["full"]["requests"],
+       "graphql_full_rest_requests": gql["full"]["requests"],
+       "graphql_full_points": gql["full"]["graphql_points"],
+       "graphql_full_queries": gql["full"]["graphql_requests"],
+       "graphql_full_units": gql["full"]["budget_units"],
+       "ratio_to_rest_minimum": round(gql["full"]["budget_units"] / full_min, 3),
+       "graphql_recrawl_units": gql["recrawl"]["budget_units"],
+       "rest_recrawl_units": rest["recrawl"]["budget_units"],
+       "stored_issues": gql["full"]["issues_stored"], "stored_comments": gql["full"]["comments_stored"],
+       "over_budget": sg["over_budget"] + sr["over_budget"],
+       "graphql_over_budget": sg["graphql"]["over_budget"],
+       "failed_crawls": gql["full"]["failed_crawls"] + gql["recrawl"]["failed_crawls"]}
+print(json.dumps(out))
+ok = (out["stored_issues"] == issues and out["stored_comments"] == comments
+      and out["over_budget"] == 0 and out["graphql_over_budget"] == 0
+      and out["failed_crawls"] == 0 and out["graphql_recrawl_units"] == 0)
+if not ok:
+    print("graphql_bench: FAILED: the store must hold the corpus, nothing over budget, "
+          "no failed crawl, 0 units to re-crawl", file=sys.stderr)
+    sys.exit(1)
+PY
+
+echo "== 2. wall time at 200 ms latency, one token, $LAT issues"
+for MODE in rest graphql; do
+  start_sim lat$MODE --repo=bench/big:$LAT $CORPUS_FLAGS --seed=9 --latency-ms=200
+  if [[ $MODE == graphql ]]; then crawl lat$MODE --graphql; else crawl lat$MODE; fi
+  stop_sim
+done
+python3 - "$WORK" <<'PY'
+import json, sys
+w = sys.argv[1]
+r = json.loads(open(f"{w}/latrest.jsonl").readline())
+g = json.loads(open(f"{w}/latgraphql.jsonl").readline())
+print(json.dumps({"phase": "latency", "rest_seconds": round(r["seconds"], 1),
+                  "graphql_seconds": round(g["seconds"], 1),
+                  "ratio": round(g["seconds"] / r["seconds"], 3)}))
+PY
+
+echo "== 3. adaptive page size: queries asking more than 3,000 nodes time out"
+start_sim timeouts --repo=bench/big:$BIG $CORPUS_FLAGS --seed=7 --graphql-timeout-nodes=3000
+crawl timeouts --graphql
+stats timeouts
+stop_sim
+python3 - "$WORK" <<'PY'
+import json, sys
+w = sys.argv[1]
+g = json.loads(open(f"{w}/timeouts.jsonl").readline())
+s = json.load(open(f"{w}/timeouts.stats.json"))
+out = {"phase": "timeouts", "failed_crawls": g["failed_crawls"], "timeouts": s["graphql"]["timeouts"],
+       "queries": s["graphql"]["requests"], "points": s["graphql"]["points"],
+       "stored_issues": g["issues_stored"], "stored_comments": g["comments_stored"]}
+print(json.dumps(out))
+if g["failed_crawls"] != 0:
+    sys.exit(1)
+PY
