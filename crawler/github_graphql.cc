@@ -208,6 +208,51 @@ std::string IssuesPageBody(absl::string_view owner, absl::string_view name, int 
   return request.dump();
 }
 
+std::string IssueNumbersBody(absl::string_view owner, absl::string_view name,
+                             const std::string& after) {
+  json request;
+  request["query"] = absl::StrCat(
+      "query IssueNumbers($owner: String!, $name: String!, $after: String) { ", kRateFields,
+      " repository(owner: $owner, name: $name) { issues(first: 100, after: $after, "
+      "orderBy: {field: CREATED_AT, direction: ASC}) { pageInfo { hasNextPage endCursor } "
+      "nodes { number } } } }");
+  request["variables"] = {{"owner", std::string(owner)},
+                          {"name", std::string(name)},
+                          {"after", after.empty() ? json(nullptr) : json(after)}};
+  return request.dump();
+}
+
+absl::StatusOr<GraphqlNumbersPage> ParseGraphqlNumbersPage(absl::string_view body) {
+  ASSIGN_OR_RETURN(json doc, Document(body));
+  GraphqlNumbersPage page;
+  try {
+    const json* data = Member(doc, "data");
+    RETURN_IF_ERROR(Errors(doc, data != nullptr && Member(*data, "repository") != nullptr));
+    if (data == nullptr) return absl::InvalidArgumentError("GraphQL answer has no data");
+    RETURN_IF_ERROR(ReadRate(*data, &page.rate));
+    ASSIGN_OR_RETURN(const json* repository, RequiredMember(*data, "repository"));
+    ASSIGN_OR_RETURN(const json* issues, RequiredMember(*repository, "issues"));
+    ASSIGN_OR_RETURN(const json* info, RequiredMember(*issues, "pageInfo"));
+    page.has_next = info->value("hasNextPage", false);
+    if (page.has_next) {
+      ASSIGN_OR_RETURN(page.end_cursor, RequiredString(*info, "endCursor"));
+    }
+    ASSIGN_OR_RETURN(const json* nodes, RequiredMember(*issues, "nodes"));
+    if (!nodes->is_array()) return FieldError("issues.nodes", "is not an array");
+    for (size_t i = 0; i < nodes->size(); ++i) {
+      absl::StatusOr<int64_t> number = RequiredInt((*nodes)[i], "number");
+      if (!number.ok() || *number <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("item ", i, ": no positive issue number in the numbers listing"));
+      }
+      page.numbers.push_back(*number);
+    }
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed GraphQL numbers page: ", e.what()));
+  }
+  return page;
+}
+
 std::string CommentPagesBody(absl::string_view owner, absl::string_view name,
                              const std::vector<ThreadCursor>& threads) {
   std::string selections;

@@ -75,6 +75,23 @@ struct GraphqlCommentPages {
   std::vector<BadItem> bad;
 };
 
+// GraphqlNumbersPage is one page of the numbers-only listing (the presence sweep).
+struct GraphqlNumbersPage {
+  std::vector<int64_t> numbers;
+  bool has_next = false;
+  std::string end_cursor;
+  GraphqlRate rate;
+};
+
+// IssueNumbersBody is the JSON body of one page of a repository's issue numbers (100, oldest
+// created first, after `after`): no nested connection, so 1 point per 100 issues.
+std::string IssueNumbersBody(absl::string_view owner, absl::string_view name,
+                             const std::string& after);
+
+// ParseGraphqlNumbersPage parses the answer to IssueNumbersBody; a node without a positive
+// number fails the page (a sweep must not take an unreadable issue for a vanished one).
+absl::StatusOr<GraphqlNumbersPage> ParseGraphqlNumbersPage(absl::string_view body);
+
 // IssuesPageBody is the JSON body of one issue page query of owner/name: `first` issues
 // (1..kIssuesPerPointPage ... 100) after `after` (empty: from the start) updated at or after
 // `since` (none: all).

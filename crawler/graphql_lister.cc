@@ -4,7 +4,11 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
@@ -115,6 +119,16 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::Pass(const std::optional<absl::
     }
     timeouts_at_one = 0;
     ++result.issue_pages;
+    for (const v1::Issue& issue : page->issues) result.listed.push_back(issue.number());
+    for (const BadItem& bad : page->bad) {
+      int64_t number = 0;
+      absl::string_view key = bad.key;
+      if (absl::ConsumePrefix(&key, "number ") && absl::SimpleAtoi(key, &number)) {
+        result.listed.push_back(number);
+      } else if (absl::StartsWith(bad.error, "item ")) {
+        result.listed_all = false;  // an issue whose number is unreadable
+      }  // else a comment's: its issue is listed
+    }
     NoteRate(page->rate, &result);
     const absl::Time now = clock_->Now();
     const absl::Time date = ParseHttpDate(resp->headers.Get("Date")).value_or(now);
@@ -229,6 +243,100 @@ absl::Status GraphqlLister::FollowUp(std::vector<ThreadCursor> threads, GraphqlP
     for (ThreadCursor& more : pages->more_comments) threads.push_back(std::move(more));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<SweepResult> GraphqlLister::Sweep(std::optional<std::vector<int64_t>> listed) {
+  SweepResult result;
+  std::vector<int64_t> numbers;
+  if (listed) {
+    numbers = *std::move(listed);
+  } else {
+    std::string after;
+    for (;;) {
+      RETURN_IF_ERROR(graphql_->CheckCancelled());
+      if (!Affordable(1)) return result;  // incomplete: nothing is tombstoned
+      ASSIGN_OR_RETURN(HttpResponse resp,
+                       graphql_->Post(url_, IssueNumbersBody(where_.owner, where_.name, after)));
+      if (resp.status != 200) return UnexpectedResponse(resp.status, absl::StrCat(url_, " (POST)"));
+      absl::StatusOr<GraphqlNumbersPage> page = ParseGraphqlNumbersPage(resp.body);
+      if (!page.ok() && page.status().code() == absl::StatusCode::kResourceExhausted) {
+        remaining_ = 0;
+        return result;
+      }
+      if (!page.ok()) {
+        return absl::Status(page.status().code(),
+                            absl::StrCat("POST ", Redact(url_), ": ", page.status().message()));
+      }
+      ++result.pages;
+      if (page->rate.cost > 0) result.points += page->rate.cost;
+      if (page->rate.remaining >= 0) remaining_ = page->rate.remaining;
+      numbers.insert(numbers.end(), page->numbers.begin(), page->numbers.end());
+      if (!page->has_next) break;
+      after = page->end_cursor;
+    }
+  }
+  std::sort(numbers.begin(), numbers.end());
+  ASSIGN_OR_RETURN(std::vector<int64_t> stored, ingest_->StoredNumbers());
+  for (int64_t number : stored) {
+    if (std::binary_search(numbers.begin(), numbers.end(), number)) continue;
+    RETURN_IF_ERROR(CheckVanished(number, &result));
+  }
+  result.complete = true;
+  if (!result.deleted.empty() || !result.transferred.empty()) {
+    spdlog::info("{}: presence sweep: {} issues deleted, {} transferred away", slug_,
+                 result.deleted.size(), result.transferred.size());
+  }
+  return result;
+}
+
+absl::Status GraphqlLister::CheckVanished(int64_t number, SweepResult* result) {
+  const std::string url = absl::StrCat(tracker_->RepositoryUrl(where_), "/issues/", number);
+  ++result->checked;
+  ASSIGN_OR_RETURN(HttpResponse resp, rest_->Get(url, ""));
+  const int s = resp.status;
+  if (s == 404 || s == 410) {
+    RETURN_IF_ERROR(ingest_->MarkDeleted(number));
+    result->deleted.push_back(number);
+    return absl::OkStatus();
+  }
+  if (s == 301 || s == 302 || s == 307 || s == 308) {
+    // Transferred: the Location is the issue in its new repository (/repositories/ID/issues/N);
+    // its html_url names the repository.
+    const std::string sent = resp.headers.Get("Location");
+    const std::string location = sent.empty() ? "" : ResolveReference(url, sent).value_or("");
+    std::string to;
+    if (!location.empty() && SameOrigin(location, where_.base)) {
+      ++result->checked;
+      ASSIGN_OR_RETURN(HttpResponse moved, rest_->Get(location, ""));
+      if (moved.status == 200) {
+        std::vector<BadItem> bad;
+        auto issues = tracker_->ParseIssues(absl::StrCat("[", moved.body, "]"), repo_, &bad);
+        if (issues.ok() && issues->size() == 1) to = TransferredTo((*issues)[0].url());
+      }
+    }
+    if (to.empty()) {
+      spdlog::warn("{}: issue {} moved to a place the crawler cannot name ({})", slug_, number,
+                   Redact(sent));
+    }
+    RETURN_IF_ERROR(ingest_->MarkDeleted(number, to));
+    result->transferred.emplace_back(number, to);
+    return absl::OkStatus();
+  }
+  if (s == 200) return absl::OkStatus();  // listed in between, or not an issue any more
+  return UnexpectedResponse(s, url);
+}
+
+std::string TransferredTo(absl::string_view html_url) {
+  // ".../OWNER/NAME/issues/NUMBER" (GitHub's web URL of an issue).
+  std::vector<absl::string_view> parts = absl::StrSplit(html_url, '/');
+  if (parts.size() < 4) return "";
+  const size_t n = parts.size();
+  int64_t number = 0;
+  if (parts[n - 2] != "issues" || !absl::SimpleAtoi(parts[n - 1], &number) || number <= 0 ||
+      parts[n - 4].empty() || parts[n - 3].empty()) {
+    return "";
+  }
+  return absl::StrCat("github:", parts[n - 4], "/", parts[n - 3], "#", number);
 }
 
 absl::Status GraphqlLister::Refetch(const std::vector<int64_t>& numbers, GraphqlPassResult* result) {

@@ -49,6 +49,21 @@ struct GraphqlPassResult {
   int64_t timeouts = 0;        // queries cut off (sent again smaller)
   int64_t refetched = 0;       // issues fetched again over REST (too many labels/assignees)
   int last_page_size = 0;
+  // Numbers of every issue the pass listed (bad items included when their number was readable);
+  // `listed_all` says every listed item's number is known (no unreadable item).
+  std::vector<int64_t> listed;
+  bool listed_all = true;
+};
+
+// SweepResult is what one presence sweep found.
+struct SweepResult {
+  // The listing of numbers was complete and every vanished number was checked.
+  bool complete = false;
+  int64_t pages = 0;    // numbers pages (GraphQL)
+  int64_t points = 0;   // their points
+  int64_t checked = 0;  // REST requests checking vanished numbers
+  std::vector<int64_t> deleted;
+  std::vector<std::pair<int64_t, std::string>> transferred;  // number, "github:o/r#n"
 };
 
 // GraphqlListerOptions tune a pass.
@@ -75,6 +90,15 @@ class GraphqlLister {
   // does not resolve, UNAVAILABLE after repeated timeouts at page size 1.
   absl::StatusOr<GraphqlPassResult> Pass(const std::optional<absl::Time>& since);
 
+  // Sweep finds the stored issues the tracker no longer lists and tombstones them: deleted (410
+  // or 404 to a REST GET of the issue), or transferred (301 to another repository: its new
+  // place, read from the issue there, recorded in Issue.transferred_to). `listed` are numbers
+  // the tracker lists (a full pass's own, so the sweep costs no listing); nullopt: they are
+  // listed here, 100 per point. A vanished number that the REST GET still finds is left alone
+  // (it was listed in between). Stops (complete = false, nothing tombstoned) when the GraphQL
+  // budget cannot pay for the next numbers page.
+  absl::StatusOr<SweepResult> Sweep(std::optional<std::vector<int64_t>> listed);
+
  private:
   // Query sends one GraphQL body; nullopt for a timeout or node-limit answer (ask for fewer).
   absl::StatusOr<std::optional<HttpResponse>> Query(const std::string& body,
@@ -88,6 +112,8 @@ class GraphqlLister {
                              GraphqlPassResult* result);
   // FollowUp continues long threads until each is complete.
   absl::Status FollowUp(std::vector<ThreadCursor> threads, GraphqlPassResult* result);
+  // CheckVanished asks REST about one issue the listing lacks and tombstones it when gone.
+  absl::Status CheckVanished(int64_t number, SweepResult* result);
   // Refetch stores issues whose labels or assignees did not fit, fetched whole over REST.
   absl::Status Refetch(const std::vector<int64_t>& numbers, GraphqlPassResult* result);
 
@@ -105,6 +131,10 @@ class GraphqlLister {
   int64_t remaining_ = -1;  // the token's GraphQL points left, as last reported
   bool unavailable_ = false;
 };
+
+// TransferredTo names the issue at GitHub web URL `html_url` (".../OWNER/NAME/issues/N") as
+// "github:OWNER/NAME#N"; "" when the URL is not an issue's.
+std::string TransferredTo(absl::string_view html_url);
 
 // IssuePageCost is GitHub's cost of an issue page of `n` issues: (1 + 4n) / 100 rounded, >= 1.
 int64_t IssuePageCost(int n);

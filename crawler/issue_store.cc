@@ -408,7 +408,7 @@ absl::StatusOr<StoreWriteCounts> IssueStore::ApplyComments(absl::string_view rep
 }
 
 absl::Status IssueStore::MarkDeleted(absl::string_view repo_slug, uint64_t epoch,
-                                     int64_t number) {
+                                     int64_t number, absl::string_view transferred_to) {
   RETURN_IF_ERROR(CheckSlug(repo_slug));
   if (number <= 0) {
     return absl::InvalidArgumentError(
@@ -427,8 +427,9 @@ absl::Status IssueStore::MarkDeleted(absl::string_view repo_slug, uint64_t epoch
     issue.set_number(number);
     issue.set_key(absl::StrCat(number));
   }
-  if (!issue.deleted()) {
+  if (!issue.deleted() || issue.transferred_to() != transferred_to) {
     issue.set_deleted(true);
+    issue.set_transferred_to(std::string(transferred_to));
     writer.Put(issues_cf_, key, issue, !found, v1::CHANGE_KIND_DELETE, number);
   }
   return writer.Commit();

@@ -154,8 +154,10 @@ class IssueStore {
   absl::StatusOr<StoreWriteCounts> ApplyComments(absl::string_view repo_slug, uint64_t epoch,
                                             const std::vector<v1::Comment>& comments);
   // MarkDeleted keeps a tombstone (the stored issue with deleted = true, or a bare one when the
-  // issue was never stored) and appends a DELETE change. Marking a tombstone again is a no-op.
-  absl::Status MarkDeleted(absl::string_view repo_slug, uint64_t epoch, int64_t number);
+  // issue was never stored) and appends a DELETE change; `transferred_to` ("github:o/r#n") says
+  // where a transferred issue went. Marking a tombstone again the same way is a no-op.
+  absl::Status MarkDeleted(absl::string_view repo_slug, uint64_t epoch, int64_t number,
+                           absl::string_view transferred_to = "");
 
   // GetIssue returns the issue (possibly a tombstone) with its comments, oldest first
   // (created_at, then id). NOT_FOUND when the issue itself is absent.

@@ -51,6 +51,15 @@ absl::Status PageIngest::KeepRawPage(const char* listing, const std::string& url
   return store_->PutRawPage(slug_, raw, items);
 }
 
+absl::StatusOr<std::vector<int64_t>> PageIngest::StoredNumbers() const {
+  std::vector<int64_t> numbers;
+  RETURN_IF_ERROR(store_->ScanRepository(slug_, [&](const v1::Issue& issue) {
+    if (!issue.deleted() && !issue.is_pull_request()) numbers.push_back(issue.number());
+    return true;
+  }));
+  return numbers;
+}
+
 absl::Status PageIngest::StoreIssues(const std::vector<v1::Issue>& issues) {
   ASSIGN_OR_RETURN(StoreWriteCounts r, store_->ApplyIssues(slug_, epoch_, issues));
   counters_->set_issues_fetched(counters_->issues_fetched() + static_cast<int64_t>(issues.size()));

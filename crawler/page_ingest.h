@@ -69,8 +69,15 @@ class PageIngest {
   absl::Status StoreIssues(const std::vector<v1::Issue>& issues);
   absl::Status StoreComments(const std::vector<v1::Comment>& comments);
 
-  // MarkDeleted keeps a tombstone of an issue the tracker says is gone.
-  absl::Status MarkDeleted(int64_t number) { return store_->MarkDeleted(slug_, epoch_, number); }
+  // MarkDeleted keeps a tombstone of an issue the tracker says is gone (transferred to
+  // `transferred_to`, "github:o/r#n", when it says where).
+  absl::Status MarkDeleted(int64_t number, absl::string_view transferred_to = "") {
+    return store_->MarkDeleted(slug_, epoch_, number, transferred_to);
+  }
+
+  // StoredNumbers lists the numbers of the repository's stored issues that are neither
+  // tombstones nor pull requests, ascending.
+  absl::StatusOr<std::vector<int64_t>> StoredNumbers() const;
 
   // NeedsComments reports whether the comments of `issue` must be listed: it is new (or a
   // tombstone), its updated_at or comment count changed, or fewer of its user comments are

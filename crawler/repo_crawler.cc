@@ -155,6 +155,11 @@ class RepoCrawler::Run {
   //    When the GraphQL budget ran out mid-pass, they list the rest.
   absl::StatusOr<bool> CrawlGraphql() {
     const CrawlerOptions& opt = c_->options_;
+    GraphqlListerOptions gopt;
+    gopt.max_issues_per_page = opt.graphql_page_size;
+    graphql_lister_ = std::make_unique<GraphqlLister>(
+        graphql_loop_.get(), loop_.get(), tracker_, ingest_.get(), c_->clock_, GraphqlUrl(),
+        Where(), repo_, gopt, [this] { return Report(); });
     std::optional<absl::Time> since;
     if (incremental_ && cursor_.has_issues_since()) since = FromProto(cursor_.issues_since());
     if (incremental_ && !cursor_.issues_etag().empty()) {
@@ -163,14 +168,11 @@ class RepoCrawler::Run {
       if (probe.status == 304) {
         progress_.counters.set_not_modified(progress_.counters.not_modified() + 1);
         RETURN_IF_ERROR(CrawlListing(Listing::kComments));
+        RETURN_IF_ERROR(MaybeSweep(std::nullopt));
         return true;
       }
     }
-    GraphqlListerOptions gopt;
-    gopt.max_issues_per_page = opt.graphql_page_size;
-    GraphqlLister lister(graphql_loop_.get(), loop_.get(), tracker_, ingest_.get(), c_->clock_,
-                         GraphqlUrl(), Where(), repo_, gopt, [this] { return Report(); });
-    ASSIGN_OR_RETURN(GraphqlPassResult pass, lister.Pass(since));
+    ASSIGN_OR_RETURN(GraphqlPassResult pass, graphql_lister_->Pass(since));
     graphql_points_ += pass.points;
     if (pass.unavailable) return false;
     spdlog::info("{}: GraphQL listed {} issue pages and {} comment pages for {} points{}", slug_,
@@ -185,7 +187,33 @@ class RepoCrawler::Run {
     from_cursor_ = true;
     RETURN_IF_ERROR(CrawlListing(Listing::kIssues));
     if (!paused_) RETURN_IF_ERROR(CrawlListing(Listing::kComments));
+    if (!pass.budget_spent && !paused_) {
+      // A full pass listed every issue: its numbers are the sweep's, for free.
+      std::optional<std::vector<int64_t>> listed;
+      if (!incremental_ && pass.listed_all) listed = std::move(pass.listed);
+      RETURN_IF_ERROR(MaybeSweep(std::move(listed)));
+    }
     return true;
+  }
+
+  // MaybeSweep runs the presence sweep (GraphqlLister::Sweep) when it is due
+  // (CrawlerOptions::presence_sweep_interval since the cursor's swept_at), or whenever the
+  // numbers are already `listed` (a full pass: it costs nothing then).
+  absl::Status MaybeSweep(std::optional<std::vector<int64_t>> listed) {
+    const CrawlerOptions& opt = c_->options_;
+    const absl::Time now = c_->clock_->Now();
+    const bool due = opt.presence_sweep_interval != absl::InfiniteDuration() &&
+                     (!cursor_.has_swept_at() ||
+                      now - FromProto(cursor_.swept_at()) >= opt.presence_sweep_interval);
+    if (!listed && !due) return absl::OkStatus();
+    ASSIGN_OR_RETURN(SweepResult sweep, graphql_lister_->Sweep(std::move(listed)));
+    graphql_points_ += sweep.points;
+    progress_.counters.set_issues_gone(progress_.counters.issues_gone() +
+                                       static_cast<int64_t>(sweep.deleted.size() +
+                                                            sweep.transferred.size()));
+    if (sweep.complete) *cursor_.mutable_swept_at() = ToProto(now);
+    progress_.cursor = cursor_;
+    return absl::OkStatus();
   }
 
   // Report brings the counters and rate budget that requests update (from the prefetching
@@ -372,6 +400,7 @@ class RepoCrawler::Run {
   // GraphQL budget; null when the crawl lists over REST only.
   std::unique_ptr<RequestLoop> graphql_loop_;
   int64_t graphql_points_ = 0;
+  std::unique_ptr<GraphqlLister> graphql_lister_;
   // The listings continue from the cursor even in a full crawl (after a GraphQL pass).
   bool from_cursor_ = false;
   // Where the crawl's pages are stored (counting into progress_.counters).

@@ -111,6 +111,12 @@ struct CrawlerOptions {
   std::shared_ptr<TokenPool> graphql_pool;
   // Largest GraphQL issue page (the adaptive size starts here). Default: kIssuesPerPointPage.
   int graphql_page_size = 37;
+  // With github_graphql: how often the presence sweep (deleted and transferred issues,
+  // crawler/graphql_lister.h) runs per repository in incremental crawls; it costs one GraphQL
+  // point per 100 issues plus one REST request per vanished issue. A full crawl sweeps with
+  // the numbers it listed anyway (free). InfiniteDuration: never; zero: every crawl.
+  // Default: 24 hours.
+  absl::Duration presence_sweep_interval = absl::Hours(24);
   // How far an item's updated_at may lie after the tracker's clock (the response's Date, else
   // ours) before it counts as an anomaly: such an item is quarantined, not stored, and never
   // moves the cursor. Default: 5 minutes.

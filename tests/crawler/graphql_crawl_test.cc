@@ -48,9 +48,9 @@ std::map<int64_t, std::string> StoreView(const IssueStore& store) {
 class GraphqlCrawlTest : public ::testing::Test {
  protected:
   void StartSimulator(sim::FaultConfig faults = sim::FaultConfig(), int issues = 300,
-                      double long_threads = 0.02) {
+                      double long_threads = 0.02, int repos = 1) {
     sim::SimulatorOptions o;
-    o.repos = 1;
+    o.repos = repos;
     o.issues_per_repo = issues;
     o.comments_per_issue = 4;
     o.long_thread_fraction = long_threads;
@@ -83,6 +83,7 @@ class GraphqlCrawlTest : public ::testing::Test {
     options.github_graphql = graphql;
     options.initial_backoff = absl::Milliseconds(1);
     options.max_backoff = absl::Milliseconds(10);
+    options.presence_sweep_interval = sweep_interval_;
     RepoCrawler crawler(&transport_, store, Clock::Real(), options);
     auto result = crawler.Crawl(Lease(mode, cursor), [](const CrawlProgress&) {
       return absl::OkStatus();
@@ -102,6 +103,7 @@ class GraphqlCrawlTest : public ::testing::Test {
 
   CurlTransport transport_;
   std::unique_ptr<sim::TrackerSimulator> sim_;
+  absl::Duration sweep_interval_ = absl::Hours(24);
 };
 
 TEST_F(GraphqlCrawlTest, StoresExactlyWhatRestStoresForAFractionOfTheBudget) {
@@ -205,6 +207,61 @@ TEST_F(GraphqlCrawlTest, SpentGraphqlBudgetHandsOverToRestWithoutOverspending) {
   EXPECT_EQ(stats.graphql_over_budget, 0);
   EXPECT_EQ(stats.over_budget, 0);
   EXPECT_TRUE(p.done);
+}
+
+TEST_F(GraphqlCrawlTest, DeletedAndTransferredIssuesAreTombstonedInOneSweep) {
+  StartSimulator(sim::FaultConfig(), 200, 0, /*repos=*/2);
+  std::unique_ptr<rocksdb::Env> env;
+  std::unique_ptr<IssueStore> store;
+  OpenMemStore(&env, &store);
+  CrawlProgress full = Crawl(store.get(), true, v1::CRAWL_MODE_FULL);
+  EXPECT_EQ(full.counters.issues_gone(), 0);
+  ASSERT_TRUE(full.cursor && full.cursor->has_swept_at()) << "a full pass sweeps for free";
+
+  sim::MutationSpec spec;
+  spec.repo = "pytorch/pytorch";
+  spec.deleted_issues = 3;
+  spec.transferred_issues = 3;
+  auto changed = sim_->Mutate(spec);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  ASSERT_EQ(changed->deleted.size(), 3u);
+  ASSERT_EQ(changed->transferred.size(), 3u);
+
+  // Within the sweep interval the unchanged repository costs nothing and finds nothing...
+  sim_->ResetStats();
+  CrawlProgress quiet = Crawl(store.get(), true, v1::CRAWL_MODE_INCREMENTAL, *full.cursor);
+  EXPECT_EQ(quiet.counters.issues_gone(), 0);
+  EXPECT_EQ(sim_->Stats().graphql_requests, 0);
+  // ...and the sweep, once due, finds every one.
+  sweep_interval_ = absl::ZeroDuration();
+  sim_->ResetStats();
+  CrawlProgress swept = Crawl(store.get(), true, v1::CRAWL_MODE_INCREMENTAL, *quiet.cursor);
+  EXPECT_EQ(swept.counters.issues_gone(), 6);
+  const sim::SimStats stats = sim_->Stats();
+  EXPECT_EQ(stats.graphql_points, 2);  // 200 issues, 100 numbers per point
+  for (const sim::IssueRef& gone : changed->deleted) {
+    auto got = store->GetIssue("github:pytorch/pytorch", gone.number);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(got->issue().deleted()) << gone.number;
+    EXPECT_EQ(got->issue().transferred_to(), "");
+  }
+  for (const sim::IssueMove& moved : changed->transferred) {
+    auto got = store->GetIssue("github:pytorch/pytorch", moved.from.number);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(got->issue().deleted()) << moved.from.number;
+    EXPECT_EQ(got->issue().transferred_to(),
+              absl::StrCat("github:", moved.to.repo, "#", moved.to.number));
+  }
+  // Nothing else was tombstoned.
+  int64_t tombstones = 0;
+  ASSERT_TRUE(store
+                  ->ScanRepository("github:pytorch/pytorch",
+                                   [&](const v1::Issue& issue) {
+                                     tombstones += issue.deleted() ? 1 : 0;
+                                     return true;
+                                   })
+                  .ok());
+  EXPECT_EQ(tombstones, 6);
 }
 
 }  // namespace

@@ -76,6 +76,51 @@ bool Repository::IsDeleted(int64_t number) const {
          deleted_numbers.end();
 }
 
+const Repository::IssueMove* Repository::FindMove(int64_t number) const {
+  for (const IssueMove& m : moved_out) {
+    if (m.number == number) return &m;
+  }
+  return nullptr;
+}
+
+int64_t Repository::NextNumber() const {
+  int64_t number = tracker == Tracker::kGitee ? kGiteeKeyBase : 0;
+  for (const Issue& i : issues) number = std::max(number, i.number);
+  for (int64_t d : deleted_numbers) number = std::max(number, d);
+  for (const IssueMove& m : moved_out) number = std::max(number, m.number);
+  return number + 1;
+}
+
+absl::StatusOr<int64_t> Corpus::TransferIssue(Repository& from, int64_t number, Repository& to) {
+  if (&from == &to || from.tracker != to.tracker) {
+    return absl::InvalidArgumentError("an issue moves to another repository of the same tracker");
+  }
+  auto it = from.issue_index.find(number);
+  if (it == from.issue_index.end()) {
+    return absl::NotFoundError(absl::StrCat(from.FullName(), "#", number, " not found"));
+  }
+  Issue issue = from.issues[it->second];
+  const int64_t to_number = to.NextNumber();
+  std::vector<Comment> comments;
+  for (const Comment& c : from.comments) {
+    if (c.issue_number == number) comments.push_back(c);
+  }
+  from.issues.erase(from.issues.begin() + it->second);
+  from.comments.erase(std::remove_if(from.comments.begin(), from.comments.end(),
+                                     [&](const Comment& c) { return c.issue_number == number; }),
+                      from.comments.end());
+  from.moved_out.push_back(Repository::IssueMove{number, to.id, to_number});
+  from.RebuildIndexes();
+  issue.number = to_number;
+  issue.comments.clear();
+  to.AddIssue(std::move(issue));
+  for (Comment& c : comments) {
+    c.issue_number = to_number;
+    to.AddComment(std::move(c));
+  }
+  return to_number;
+}
+
 bool Repository::DeleteIssue(int64_t number) {
   auto it = issue_index.find(number);
   if (it == issue_index.end()) return false;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace issuescope::sim {
@@ -100,6 +101,13 @@ struct Repository {
   std::vector<uint32_t> comments_by_updated;
   std::unordered_map<int64_t, uint32_t> issue_index;  // number -> position in `issues`
   std::vector<int64_t> deleted_numbers;  // issues deleted by fault injection (GET answers 410)
+  // IssueMove is an issue transferred to another repository (GET answers 301 to its new place).
+  struct IssueMove {
+    int64_t number = 0;      // its number here
+    int64_t to_repo_id = 0;  // the repository it went to
+    int64_t to_number = 0;   // its number there
+  };
+  std::vector<IssueMove> moved_out;
 
   // FullName returns "owner/name".
   std::string FullName() const { return owner + "/" + name; }
@@ -108,6 +116,11 @@ struct Repository {
   Issue* FindIssue(int64_t number);
   // FindLabel returns the catalog entry named `name`, or nullptr.
   const Label* FindLabel(absl::string_view name) const;
+  // FindMove returns where issue `number` was transferred to, or nullptr.
+  const IssueMove* FindMove(int64_t number) const;
+  // NextNumber is the number a new issue gets: above every number used so far (deleted and
+  // transferred numbers are never reused).
+  int64_t NextNumber() const;
   // IsDeleted reports whether issue `number` was deleted.
   bool IsDeleted(int64_t number) const;
   // DeleteIssue removes issue `number` and its comments and remembers it as deleted; false when
@@ -188,6 +201,10 @@ struct Corpus {
   // FindRepoSpec finds "[tracker:]owner/name" (owner may contain '/'); without a tracker prefix
   // the first repository of that name in any tracker. nullptr when none.
   Repository* FindRepoSpec(absl::string_view spec);
+  // TransferIssue moves issue `number` of `from` (with its comments, id and dates) to `to` (same
+  // tracker) under to.NextNumber(), which it returns; `from` remembers the move. NOT_FOUND when
+  // there is no such issue, INVALID_ARGUMENT for another tracker or the same repository.
+  absl::StatusOr<int64_t> TransferIssue(Repository& from, int64_t number, Repository& to);
   // Transfer renames repository "[tracker:]from" to "to" ("owner/name", same tracker) and
   // remembers the old name as a redirect. NOT_FOUND / ALREADY_EXISTS / INVALID_ARGUMENT.
   absl::Status Transfer(absl::string_view from, absl::string_view to);

@@ -20,10 +20,8 @@ class Mutator {
     Repository& repo = corpus_.repos[r];
     const auto& styles = ProjectStyles();
     const ProjectStyle& style = styles[r % styles.size()];
-    // Gitee numbers start above kGiteeKeyBase; deleted numbers are never reused.
-    int64_t number = repo.tracker == Tracker::kGitee ? kGiteeKeyBase : 0;
-    for (const Issue& i : repo.issues) number = std::max(number, i.number);
-    for (int64_t d : repo.deleted_numbers) number = std::max(number, d);
+    // Gitee numbers start above kGiteeKeyBase; deleted and moved numbers are never reused.
+    const int64_t number = repo.NextNumber() - 1;
     Issue issue;
     issue.id = corpus_.next_issue_id++;
     issue.number = number + 1;
@@ -92,10 +90,60 @@ class Mutator {
     Touch(*repo, pos);
   }
 
+  // DeleteIssue deletes an issue (not a pull request: GitHub cannot delete those).
+  void DeleteIssue() {
+    Repository* repo = nullptr;
+    uint32_t pos = 0;
+    if (!PickPlainIssue(&repo, &pos)) return;
+    const int64_t number = repo->issues[pos].number;
+    repo->DeleteIssue(number);
+    result_.deleted.push_back(IssueRef{repo->FullName(), number, TrackerName(repo->tracker)});
+  }
+
+  // TransferIssue moves an issue to another repository of the same tracker in the corpus (none
+  // when there is no other).
+  void TransferIssue() {
+    Repository* repo = nullptr;
+    uint32_t pos = 0;
+    if (!PickPlainIssue(&repo, &pos)) return;
+    std::vector<Repository*> targets;
+    for (Repository& r : corpus_.repos) {
+      if (&r != repo && r.tracker == repo->tracker) targets.push_back(&r);
+    }
+    if (targets.empty()) return;
+    Repository* to = targets[rng_.Uniform(targets.size())];
+    const int64_t number = repo->issues[pos].number;
+    absl::StatusOr<int64_t> to_number = corpus_.TransferIssue(*repo, number, *to);
+    if (!to_number.ok()) return;
+    result_.transferred.push_back(
+        IssueMove{IssueRef{repo->FullName(), number, TrackerName(repo->tracker)},
+                  IssueRef{to->FullName(), *to_number, TrackerName(to->tracker)}});
+  }
+
   MutationResult Take() { return std::move(result_); }
 
  private:
   size_t PickRepo() { return repos_[rng_.Uniform(repos_.size())]; }
+
+  // PickPlainIssue chooses an issue that is not a pull request; false when there is none.
+  bool PickPlainIssue(Repository** repo_out, uint32_t* pos_out) {
+    const size_t start = rng_.Uniform(repos_.size());
+    for (size_t k = 0; k < repos_.size(); ++k) {
+      Repository& repo = corpus_.repos[repos_[(start + k) % repos_.size()]];
+      const size_t n = repo.issues.size();
+      if (n == 0) continue;
+      const size_t first = rng_.Uniform(n);
+      for (size_t j = 0; j < n; ++j) {
+        const size_t pos = (first + j) % n;
+        if (!repo.issues[pos].is_pull_request) {
+          *repo_out = &repo;
+          *pos_out = static_cast<uint32_t>(pos);
+          return true;
+        }
+      }
+    }
+    return false;
+  }
 
   // PickIssue chooses an issue (an open one when `open_only`); false when there is none.
   bool PickIssue(bool open_only, Repository** repo_out, uint32_t* pos_out) {
@@ -146,7 +194,7 @@ class Mutator {
 absl::StatusOr<MutationResult> ApplyMutation(Corpus& corpus, const MutationSpec& spec,
                                              int64_t now) {
   if (spec.new_issues < 0 || spec.edited_issues < 0 || spec.new_comments < 0 ||
-      spec.closed_issues < 0) {
+      spec.closed_issues < 0 || spec.deleted_issues < 0 || spec.transferred_issues < 0) {
     return absl::InvalidArgumentError("mutation counts must be >= 0");
   }
   std::vector<size_t> repos;
@@ -165,6 +213,8 @@ absl::StatusOr<MutationResult> ApplyMutation(Corpus& corpus, const MutationSpec&
   for (int i = 0; i < spec.edited_issues; ++i) m.EditIssue();
   for (int i = 0; i < spec.new_comments; ++i) m.NewComment();
   for (int i = 0; i < spec.closed_issues; ++i) m.CloseIssue();
+  for (int i = 0; i < spec.deleted_issues; ++i) m.DeleteIssue();
+  for (int i = 0; i < spec.transferred_issues; ++i) m.TransferIssue();
   return m.Take();
 }
 

@@ -21,6 +21,10 @@ struct MutationSpec {
   int edited_issues = 0;   // existing issues whose title and body change
   int new_comments = 0;    // comments added to existing issues
   int closed_issues = 0;   // open issues closed (fewer when not enough are open)
+  int deleted_issues = 0;  // issues (not pull requests) deleted: GET answers 410
+  // Issues (not pull requests) transferred to another repository of the same tracker in the
+  // corpus (none when there is no other): GET answers 301 to the new place.
+  int transferred_issues = 0;
   std::string repo;        // "[tracker:]owner/name" to confine changes to; "" spreads them over all
 };
 
@@ -34,10 +38,18 @@ struct IssueRef {
   }
 };
 
+// IssueMove is a transferred issue: where it was and where it is now.
+struct IssueMove {
+  IssueRef from;
+  IssueRef to;
+};
+
 // MutationResult says exactly what changed.
 struct MutationResult {
   std::vector<IssueRef> changed_issues;  // each changed issue once, in order of first change
   std::vector<int64_t> new_comment_ids;  // ids of the comments created
+  std::vector<IssueRef> deleted;         // issues deleted
+  std::vector<IssueMove> transferred;    // issues transferred
 };
 
 // ApplyMutation applies `spec` at time `now` (Unix seconds). INVALID_ARGUMENT for negative

@@ -151,6 +151,23 @@ ApiResponse DispatchGithub(const Corpus& corpus, const ApiRequest& req) {
   const Issue* issue = nullptr;
   if (number > 0) {
     issue = repo->FindIssue(number);
+    if (issue == nullptr) {
+      if (const Repository::IssueMove* moved = repo->FindMove(number)) {
+        // GitHub answers a transferred issue with 301 to its new place.
+        ApiResponse r = out;
+        r.status = 301;
+        const std::string location = absl::StrCat(req.base, "/repositories/", moved->to_repo_id,
+                                                  "/issues/", moved->to_number,
+                                                  n == 3 ? "/comments" : "");
+        r.headers.emplace_back("Location", location);
+        Json body;
+        body["message"] = "Moved Permanently";
+        body["url"] = location;
+        body["documentation_url"] = "https://docs.github.com/v3/#http-redirects";
+        r.body = Dump(body);
+        return r;
+      }
+    }
     if (issue == nullptr && repo->IsDeleted(number)) {
       ApiResponse r = out;
       r.status = 410;

@@ -49,6 +49,10 @@ absl::StatusOr<MutationSpec> ParseMutationSpec(const std::string& body) {
       spec.new_comments = n;
     } else if (key == "closed_issues") {
       spec.closed_issues = n;
+    } else if (key == "deleted_issues") {
+      spec.deleted_issues = n;
+    } else if (key == "transferred_issues") {
+      spec.transferred_issues = n;
     } else {
       return absl::InvalidArgumentError(absl::StrCat("mutate field '", key, "' is unknown"));
     }
@@ -152,6 +156,15 @@ void TrackerSimulator::HandleAdmin(const httplib::Request& req, httplib::Respons
           Json{{"repo", r.repo}, {"number", r.number}, {"tracker", r.tracker}});
     }
     j["new_comment_ids"] = result->new_comment_ids;
+    j["deleted"] = Json::array();
+    for (const IssueRef& r : result->deleted) {
+      j["deleted"].push_back(Json{{"repo", r.repo}, {"number", r.number}, {"tracker", r.tracker}});
+    }
+    j["transferred"] = Json::array();
+    for (const IssueMove& m : result->transferred) {
+      j["transferred"].push_back(Json{{"from", Json{{"repo", m.from.repo}, {"number", m.from.number}}},
+                                      {"to", Json{{"repo", m.to.repo}, {"number", m.to.number}}}});
+    }
     return SendJson(res, 200, j);
   }
   SendJson(res, 404, ErrorJson("Not Found", "https://docs.github.com/rest"));
