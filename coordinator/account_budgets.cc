@@ -49,6 +49,11 @@ absl::Status ValidateTokenBudget(const v1::TokenBudget& b, const std::string& fi
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".tracker ", static_cast<int>(b.tracker()), " is not a tracker"));
   }
+  if (!b.resource().empty() && b.resource() != "core" && b.resource() != "graphql") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".resource must be \"\", \"core\" or \"graphql\" (got ",
+        b.resource().size(), " characters)"));
+  }
   if (b.remaining() < -1 || b.limit() < 0) {
     return absl::InvalidArgumentError(absl::StrCat(field, ": remaining must be >= -1 and limit ",
                                                    ">= 0 (got ", b.remaining(), ", ", b.limit(),
@@ -69,7 +74,7 @@ void AccountBook::Report(const std::string& worker,
     token.set_worker_id(worker);
     *token.mutable_budget() = b;
     if (now != absl::InfinitePast()) *token.mutable_reported_at() = ToProto(now);
-    Key key{b.account(), b.tracker()};
+    Key key{b.account(), b.tracker(), b.resource() == "graphql" ? "graphql" : ""};
     keys.insert(key);
     Account& account = accounts_[key];
     account.fingerprints.insert(b.token_fingerprint());
@@ -103,9 +108,11 @@ std::vector<v1::WorkerTokenBudget> AccountBook::Tokens(const std::set<std::strin
   std::sort(out.begin(), out.end(),
             [](const v1::WorkerTokenBudget& a, const v1::WorkerTokenBudget& b) {
               return std::make_tuple(a.budget().account(), static_cast<int>(a.budget().tracker()),
-                                     a.budget().token_fingerprint(), a.worker_id()) <
+                                     a.budget().token_fingerprint(), a.budget().resource(),
+                                     a.worker_id()) <
                      std::make_tuple(b.budget().account(), static_cast<int>(b.budget().tracker()),
-                                     b.budget().token_fingerprint(), b.worker_id());
+                                     b.budget().token_fingerprint(), b.budget().resource(),
+                                     b.worker_id());
             });
   return out;
 }
@@ -130,7 +137,7 @@ int AccountBook::LeasesOf(const Key& key, const LeaseCount& leases) const {
   int n = 0;
   for (const std::string& worker : WorkersOf(key)) {
     for (const auto& [wt, count] : leases) {
-      if (wt.first == worker && Matches(key.second, wt.second)) n += count;
+      if (wt.first == worker && Matches(std::get<1>(key), wt.second)) n += count;
     }
   }
   return n;
@@ -141,7 +148,7 @@ bool AccountBook::MayGrant(const std::string& worker, v1::Tracker tracker, absl:
   auto it = worker_accounts_.find(worker);
   if (it == worker_accounts_.end()) return true;
   for (const Key& key : it->second) {
-    if (!Matches(key.second, tracker)) continue;
+    if (!Matches(std::get<1>(key), tracker) || !std::get<2>(key).empty()) continue;
     auto account = accounts_.find(key);
     if (account == accounts_.end()) continue;
     const int64_t remaining = Effective(account->second, now);
@@ -154,8 +161,9 @@ bool AccountBook::MayGrant(const std::string& worker, v1::Tracker tracker, absl:
 v1::AccountBudget AccountBook::ViewOf(const Key& key, const Account& account, absl::Time now,
                                       const LeaseCount& leases) const {
   v1::AccountBudget view;
-  view.set_account(key.first);
-  view.set_tracker(key.second);
+  view.set_account(std::get<0>(key));
+  view.set_tracker(std::get<1>(key));
+  view.set_resource(std::get<2>(key));
   view.set_remaining(Effective(account, now));
   view.set_limit(account.limit);
   if (account.reset != absl::InfinitePast()) *view.mutable_reset() = ToProto(account.reset);
@@ -164,7 +172,8 @@ v1::AccountBudget AccountBook::ViewOf(const Key& key, const Account& account, ab
   const int held = LeasesOf(key, leases);
   view.set_leases(held);
   view.set_reserve(reserve_);
-  view.set_held_back(view.remaining() >= 0 && view.remaining() < reserve_ * (held + 1));
+  view.set_held_back(std::get<2>(key).empty() && view.remaining() >= 0 &&
+                     view.remaining() < reserve_ * (held + 1));
   return view;
 }
 
@@ -186,7 +195,7 @@ std::vector<std::string> AccountBook::AccountsOf(const std::string& worker) cons
   std::set<std::string> names;
   auto it = worker_accounts_.find(worker);
   if (it != worker_accounts_.end()) {
-    for (const Key& key : it->second) names.insert(key.first);
+    for (const Key& key : it->second) names.insert(std::get<0>(key));
   }
   return {names.begin(), names.end()};
 }

@@ -10,6 +10,10 @@
 // keeps `reserve` requests of headroom, so the workers together stop before the budget is spent.
 // Once an account's reset has passed its budget counts as the full limit again until a new report.
 //
+// GitHub's GraphQL budget (points, TokenBudget.resource "graphql") is kept per account beside the
+// REST budget and shown in status, but never holds a lease back: a crawl whose GraphQL budget is
+// spent lists over REST.
+//
 // Memory only: after a coordinator restart the book fills again from the next heartbeats.
 // Thread-compatible: CoordinatorCore calls it under its mutex.
 #pragma once
@@ -17,6 +21,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -63,7 +68,7 @@ class AccountBook {
   std::vector<std::string> AccountsOf(const std::string& worker) const;
 
  private:
-  using Key = std::pair<std::string, v1::Tracker>;  // account, tracker
+  using Key = std::tuple<std::string, v1::Tracker, std::string>;  // account, tracker, resource
   struct Account {
     int64_t remaining = -1;
     int64_t limit = -1;

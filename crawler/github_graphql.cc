@@ -19,16 +19,6 @@ using namespace json_fields;  // NOLINT: the field readers shared by the forge p
 // The selection of one comment, and of one issue (without its comments' page arguments).
 constexpr char kCommentFields[] = "databaseId body url createdAt updatedAt author { login }";
 
-std::string IssueFields() {
-  return absl::StrCat(
-      "number databaseId title body state stateReason url createdAt updatedAt closedAt "
-      "author { login } labels(first: ",
-      kLabelsPerIssue, ") { totalCount nodes { name } } assignees(first: ", kAssigneesPerIssue,
-      ") { totalCount nodes { login } } reactions { totalCount } comments(first: ",
-      kCommentsPerIssue, ") { totalCount pageInfo { hasNextPage endCursor } nodes { ",
-      kCommentFields, " } }");
-}
-
 constexpr char kRateFields[] = "rateLimit { cost remaining resetAt }";
 
 absl::Status ReadRate(const json& data, GraphqlRate* rate) {
@@ -115,80 +105,10 @@ absl::Status ReadComments(const json& conn, const v1::RepositoryRef& repo, int64
   return absl::OkStatus();
 }
 
-// NamesOf reads a connection's nodes' `key` strings; sets *complete to whether it has all.
-absl::Status NamesOf(const json& obj, const char* field, const char* key,
-                     google::protobuf::RepeatedPtrField<std::string>* out, bool* complete) {
-  const json* conn = Member(obj, field);
-  if (conn == nullptr) return absl::OkStatus();
-  if (!conn->is_object()) return FieldError(field, "is not an object");
-  const json* nodes = Member(*conn, "nodes");
-  if (nodes == nullptr || !nodes->is_array()) {
-    return FieldError(absl::StrCat(field, ".nodes"), "is missing");
-  }
-  for (size_t i = 0; i < nodes->size(); ++i) {
-    const json& n = (*nodes)[i];
-    if (n.is_null()) continue;  // a deleted account among the assignees
-    const json* v = n.is_object() ? Member(n, key) : nullptr;
-    if (v == nullptr || !v->is_string()) {
-      return FieldError(absl::StrCat(field, "[", i, "]"), absl::StrCat("has no ", key));
-    }
-    out->Add(v->get<std::string>());
-  }
-  ASSIGN_OR_RETURN(int64_t total, OptionalInt(*conn, "totalCount"));
-  *complete = total <= static_cast<int64_t>(nodes->size());
-  return absl::OkStatus();
-}
-
-absl::Status ReadIssue(const json& obj, const v1::RepositoryRef& repo, v1::Issue* issue,
-                       bool* complete) {
-  if (!obj.is_object()) return absl::InvalidArgumentError("issue is not a JSON object");
-  *issue->mutable_repo() = repo;
-  ASSIGN_OR_RETURN(int64_t number, RequiredInt(obj, "number"));
-  if (number <= 0) return FieldError("number", absl::StrCat("is not positive: ", number));
-  issue->set_number(number);
-  issue->set_key(absl::StrCat(number));
-  ASSIGN_OR_RETURN(int64_t id, RequiredInt(obj, "databaseId"));
-  issue->set_id(id);
-  ASSIGN_OR_RETURN(*issue->mutable_title(), RequiredString(obj, "title"));
-  ASSIGN_OR_RETURN(*issue->mutable_body(), OptionalString(obj, "body"));
-  RETURN_IF_ERROR(SetTime(obj, "updatedAt", true, issue->mutable_updated_at()));
-  RETURN_IF_ERROR(SetTime(obj, "createdAt", true, issue->mutable_created_at()));
-  if (Member(obj, "closedAt") != nullptr) {
-    RETURN_IF_ERROR(SetTime(obj, "closedAt", false, issue->mutable_closed_at()));
-  }
-  ASSIGN_OR_RETURN(const std::string state, RequiredString(obj, "state"));
-  if (state == "OPEN") {
-    issue->set_state(v1::ISSUE_STATE_OPEN);
-  } else if (state == "CLOSED") {
-    issue->set_state(v1::ISSUE_STATE_CLOSED);
-  } else {
-    return FieldError("state", absl::StrCat("has unknown value '", state.substr(0, 40), "'"));
-  }
-  // REST spells the reason in lower case ("completed", "not_planned", "reopened").
-  ASSIGN_OR_RETURN(std::string reason, OptionalString(obj, "stateReason"));
-  issue->set_state_reason(absl::AsciiStrToLower(reason));
-  ASSIGN_OR_RETURN(*issue->mutable_author(), Login(obj, "author"));
-  bool labels_complete = true, assignees_complete = true;
-  RETURN_IF_ERROR(NamesOf(obj, "labels", "name", issue->mutable_labels(), &labels_complete));
-  RETURN_IF_ERROR(
-      NamesOf(obj, "assignees", "login", issue->mutable_assignees(), &assignees_complete));
-  *complete = labels_complete && assignees_complete;
-  if (const json* comments = Member(obj, "comments")) {
-    ASSIGN_OR_RETURN(int64_t total, OptionalInt(*comments, "totalCount"));
-    issue->set_comment_count(static_cast<int32_t>(total));
-  }
-  if (const json* reactions = Member(obj, "reactions")) {
-    ASSIGN_OR_RETURN(int64_t total, OptionalInt(*reactions, "totalCount"));
-    issue->set_reactions(static_cast<int32_t>(total));
-  }
-  ASSIGN_OR_RETURN(*issue->mutable_url(), OptionalString(obj, "url"));
-  return absl::OkStatus();
-}
-
 }  // namespace
 
-std::string IssuesPageBody(absl::string_view owner, absl::string_view name, int first,
-                           const std::string& after, const std::optional<absl::Time>& since) {
+std::string ThreadsPageBody(absl::string_view owner, absl::string_view name, int first,
+                            const std::string& after, const std::optional<absl::Time>& since) {
   json variables;
   variables["owner"] = std::string(owner);
   variables["name"] = std::string(name);
@@ -197,13 +117,14 @@ std::string IssuesPageBody(absl::string_view owner, absl::string_view name, int 
   variables["since"] = since ? json(FormatRfc3339(*since)) : json(nullptr);
   json request;
   request["query"] = absl::StrCat(
-      "query IssuesPage($owner: String!, $name: String!, $first: Int!, $after: String, "
+      "query Threads($owner: String!, $name: String!, $first: Int!, $after: String, "
       "$since: DateTime) { ",
       kRateFields,
       " repository(owner: $owner, name: $name) { issues(first: $first, after: $after, "
       "orderBy: {field: UPDATED_AT, direction: ASC}, filterBy: {since: $since}) { "
-      "pageInfo { hasNextPage endCursor } nodes { ",
-      IssueFields(), " } } } }");
+      "pageInfo { hasNextPage endCursor } nodes { number updatedAt comments(first: ",
+      kCommentsPerIssue, ") { pageInfo { hasNextPage endCursor } nodes { ", kCommentFields,
+      " } } } } } }");
   request["variables"] = std::move(variables);
   return request.dump();
 }
@@ -274,10 +195,10 @@ std::string CommentPagesBody(absl::string_view owner, absl::string_view name,
   return request.dump();
 }
 
-absl::StatusOr<GraphqlIssuesPage> ParseGraphqlIssuesPage(absl::string_view body,
-                                                         const v1::RepositoryRef& repo) {
+absl::StatusOr<GraphqlThreadsPage> ParseGraphqlThreadsPage(absl::string_view body,
+                                                           const v1::RepositoryRef& repo) {
   ASSIGN_OR_RETURN(json doc, Document(body));
-  GraphqlIssuesPage page;
+  GraphqlThreadsPage page;
   try {
     const json* data = Member(doc, "data");
     RETURN_IF_ERROR(Errors(doc, data != nullptr && Member(*data, "repository") != nullptr));
@@ -294,23 +215,22 @@ absl::StatusOr<GraphqlIssuesPage> ParseGraphqlIssuesPage(absl::string_view body,
     if (!nodes->is_array()) return FieldError("issues.nodes", "is not an array");
     for (size_t i = 0; i < nodes->size(); ++i) {
       const json& node = (*nodes)[i];
-      v1::Issue issue;
-      bool complete = true;
-      absl::Status s = ReadIssue(node, repo, &issue, &complete);
-      if (s.ok() && Member(node, "comments") != nullptr) {
-        s = ReadComments(node["comments"], repo, issue.number(), &page.comments,
-                         &page.more_comments, &page.bad);
-      }
+      absl::StatusOr<int64_t> number = RequiredInt(node, "number");
+      google::protobuf::Timestamp updated;
+      absl::Status s = number.ok() ? SetTime(node, "updatedAt", true, &updated) : number.status();
+      if (s.ok() && *number <= 0) s = FieldError("number", "is not positive");
       if (!s.ok()) {
-        page.bad.push_back(BadItem{static_cast<int64_t>(i), ItemKey(node, "number"),
-                                   absl::StrCat("item ", i, ": ", s.message()), node.dump()});
-        continue;
+        return absl::InvalidArgumentError(absl::StrCat("item ", i, ": ", s.message()));
       }
-      if (!complete) page.refetch.push_back(issue.number());
-      page.issues.push_back(std::move(issue));
+      page.numbers.push_back(*number);
+      page.updated.push_back(absl::FromUnixSeconds(updated.seconds()) +
+                             absl::Nanoseconds(updated.nanos()));
+      ASSIGN_OR_RETURN(const json* comments, RequiredMember(node, "comments"));
+      RETURN_IF_ERROR(ReadComments(*comments, repo, *number, &page.comments, &page.more_comments,
+                                   &page.bad));
     }
   } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("malformed GraphQL issue page: ", e.what()));
+    return absl::InvalidArgumentError(absl::StrCat("malformed GraphQL threads page: ", e.what()));
   }
   return page;
 }

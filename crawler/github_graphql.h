@@ -1,17 +1,22 @@
-// The GitHub GraphQL side of a crawl: the two queries the crawler sends and the parsers of their
-// answers into the same v1::Issue / v1::Comment records the REST parsers make
-// (crawler/github_parse.h), so everything downstream is unchanged.
+// The GitHub GraphQL side of a crawl: the queries the crawler sends and the parsers of their
+// answers into the same v1::Comment records the REST parsers make (crawler/github_parse.h), so
+// everything downstream is unchanged.
 //
-//  - IssuesPageBody: one page of a repository's issues ordered by UPDATED_AT ascending from a
-//    `since` (inclusive) and a keyset cursor, each with its labels, assignees, reaction count and
-//    first 100 comments nested. GitHub charges a query one request per connection instance
-//    (issues, then labels, assignees, reactions and comments once per issue): 1 + 4n requests
-//    for n issues, divided by 100 and rounded, so up to kIssuesPerPointPage (37) issues cost one
-//    point (docs/BENCHMARKS.md, "GraphQL crawl").
+// Why comments, and only comments: GitHub charges a query one request per connection instance,
+// divided by 100 and rounded to the nearest point. Every connection nested under an issue page
+// (labels, assignees, reactions, comments) thus costs 1/100 point per issue: exactly what REST
+// charges per issue for the whole issue object (100 per request). Issues therefore stay on
+// REST; comments are where GraphQL wins: one nested `comments(first: 100)` costs 1/100 point per
+// issue for up to 100 comments, against REST's 1/100 request per comment.
+//
+//  - ThreadsPageBody: one page of up to 100 issues ordered by UPDATED_AT ascending from a
+//    `since` (inclusive) and a keyset cursor, each with its number, updatedAt and first 100
+//    comments: 1 + n requests, 1 point for 100 issues (10,100 nodes).
 //  - CommentPagesBody: the next page of comments of up to kThreadsPerQuery long threads at once
 //    (one aliased `issue(number:)` each; one comments connection per thread: at most 1 point).
+//  - IssueNumbersBody: the numbers of every issue, 100 per point (the presence sweep).
 //
-// GraphQL answers 200 with an `errors` array for most failures; ParseGraphqlErrors maps them to
+// GraphQL answers 200 with an `errors` array for most failures; the parsers map them to
 // statuses: RATE_LIMITED -> RESOURCE_EXHAUSTED, MAX_NODE_LIMIT_EXCEEDED -> OUT_OF_RANGE (ask for
 // fewer), NOT_FOUND of the repository -> NOT_FOUND, anything else -> INVALID_ARGUMENT with
 // GitHub's message. Thread-safe (pure functions).
@@ -30,16 +35,13 @@
 
 namespace issuescope::crawler {
 
-// kIssuesPerPointPage is the most issues a page may ask for and still cost 1 point.
-inline constexpr int kIssuesPerPointPage = 37;
-// kCommentsPerIssue is how many comments an issue page nests per issue (GitHub's maximum).
+// kIssuesPerThreadsPage is the most issues a threads page asks for (GitHub's maximum `first`;
+// 1 point).
+inline constexpr int kIssuesPerThreadsPage = 100;
+// kCommentsPerIssue is how many comments a threads page nests per issue (GitHub's maximum).
 inline constexpr int kCommentsPerIssue = 100;
 // kThreadsPerQuery is how many long threads one follow-up query continues.
 inline constexpr int kThreadsPerQuery = 50;
-// kLabelsPerIssue / kAssigneesPerIssue bound the nested lists; an issue with more is fetched
-// again over REST (GraphqlIssuesPage::refetch).
-inline constexpr int kLabelsPerIssue = 100;
-inline constexpr int kAssigneesPerIssue = 20;
 
 // GraphqlRate is a response's rateLimit object.
 struct GraphqlRate {
@@ -54,16 +56,16 @@ struct ThreadCursor {
   std::string after;  // the endCursor of the comments fetched so far
 };
 
-// GraphqlIssuesPage is one parsed issue page.
-struct GraphqlIssuesPage {
-  std::vector<v1::Issue> issues;
-  std::vector<v1::Comment> comments;  // the nested comments of every issue, in issue order
+// GraphqlThreadsPage is one parsed threads page.
+struct GraphqlThreadsPage {
+  std::vector<int64_t> numbers;       // the issues listed, in order
+  std::vector<absl::Time> updated;    // their updatedAt, in the same order
+  std::vector<v1::Comment> comments;  // their nested comments, in issue order
   std::vector<ThreadCursor> more_comments;  // threads with comments beyond the nested page
-  std::vector<int64_t> refetch;  // issues with more labels or assignees than the page nests
   bool has_next = false;
   std::string end_cursor;
   GraphqlRate rate;
-  std::vector<BadItem> bad;  // issues and comments that did not parse
+  std::vector<BadItem> bad;  // comments that did not parse
 };
 
 // GraphqlCommentPages is one parsed follow-up answer.
@@ -92,19 +94,19 @@ std::string IssueNumbersBody(absl::string_view owner, absl::string_view name,
 // number fails the page (a sweep must not take an unreadable issue for a vanished one).
 absl::StatusOr<GraphqlNumbersPage> ParseGraphqlNumbersPage(absl::string_view body);
 
-// IssuesPageBody is the JSON body of one issue page query of owner/name: `first` issues
-// (1..kIssuesPerPointPage ... 100) after `after` (empty: from the start) updated at or after
-// `since` (none: all).
-std::string IssuesPageBody(absl::string_view owner, absl::string_view name, int first,
-                           const std::string& after, const std::optional<absl::Time>& since);
+// ThreadsPageBody is the JSON body of one threads page of owner/name: `first` issues (1..100)
+// after `after` (empty: from the start) updated at or after `since` (none: all).
+std::string ThreadsPageBody(absl::string_view owner, absl::string_view name, int first,
+                            const std::string& after, const std::optional<absl::Time>& since);
 
 // CommentPagesBody is the JSON body continuing `threads` (at most kThreadsPerQuery).
 std::string CommentPagesBody(absl::string_view owner, absl::string_view name,
                              const std::vector<ThreadCursor>& threads);
 
-// ParseGraphqlIssuesPage parses the answer to IssuesPageBody for repository `repo`.
-absl::StatusOr<GraphqlIssuesPage> ParseGraphqlIssuesPage(absl::string_view body,
-                                                         const v1::RepositoryRef& repo);
+// ParseGraphqlThreadsPage parses the answer to ThreadsPageBody for repository `repo`. An issue
+// node without a number or updatedAt fails the page (its comments could not be filed).
+absl::StatusOr<GraphqlThreadsPage> ParseGraphqlThreadsPage(absl::string_view body,
+                                                           const v1::RepositoryRef& repo);
 
 // ParseGraphqlCommentPages parses the answer to CommentPagesBody (each thread answers under
 // the alias "i" + its number, so the answer alone says which issue a comment belongs to).

@@ -21,11 +21,17 @@ namespace {
 // Pages answered in a row before the page size grows again after a timeout.
 constexpr int kGrowAfter = 3;
 
-}  // namespace
-
-int64_t IssuePageCost(int n) {
-  return std::max<int64_t>(1, std::llround((1.0 + 4.0 * n) / 100.0));
+// PostFailure is the error for an answer to a POST that is not 200 (never OK: a 2xx other than
+// 200 is UNKNOWN).
+absl::Status PostFailure(int http_status, const std::string& url) {
+  const std::string what = absl::StrCat("POST ", Redact(url));
+  if (http_status / 100 == 2 || http_status == 304) {
+    return absl::UnknownError(absl::StrCat(what, ": unexpected HTTP ", http_status));
+  }
+  return HttpStatusToStatus(http_status, what);
 }
+
+}  // namespace
 
 GraphqlLister::GraphqlLister(RequestLoop* graphql, RequestLoop* rest, const Tracker* tracker,
                              PageIngest* ingest, Clock* clock, std::string url, TrackerRepo where,
@@ -45,8 +51,8 @@ GraphqlLister::GraphqlLister(RequestLoop* graphql, RequestLoop* rest, const Trac
 
 bool GraphqlLister::Affordable(int64_t points) const { return remaining_ < 0 || remaining_ >= points; }
 
-void GraphqlLister::NoteRate(const GraphqlRate& rate, GraphqlPassResult* result) {
-  if (rate.cost > 0) result->points += rate.cost;
+void GraphqlLister::NoteRate(const GraphqlRate& rate, int64_t* points) {
+  if (rate.cost > 0) *points += rate.cost;
   if (rate.remaining >= 0) remaining_ = rate.remaining;
 }
 
@@ -67,34 +73,35 @@ absl::StatusOr<std::optional<HttpResponse>> GraphqlLister::Query(const std::stri
     ++result->timeouts;
     return std::optional<HttpResponse>();
   }
-  if (s != 200) return UnexpectedResponse(s, absl::StrCat(url_, " (POST)"));
+  if (s != 200) return PostFailure(s, url_);
   return std::optional<HttpResponse>(std::move(resp));
 }
 
-absl::StatusOr<GraphqlPassResult> GraphqlLister::Pass(const std::optional<absl::Time>& since) {
+absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
+    const std::optional<absl::Time>& since) {
   GraphqlPassResult result;
-  const int max_size = std::clamp(options_.max_issues_per_page, 1, 100);
+  const int max_size = std::clamp(options_.max_issues_per_page, 1, kIssuesPerThreadsPage);
   int size = max_size;
   int answered_in_a_row = 0;
   int timeouts_at_one = 0;
   std::string after;
   for (;;) {
     RETURN_IF_ERROR(graphql_->CheckCancelled());
-    if (!Affordable(IssuePageCost(size))) {
+    if (!Affordable(1)) {  // a threads page costs 1 point at most (1 + 100 requests)
       result.budget_spent = true;
       break;
     }
     ASSIGN_OR_RETURN(std::optional<HttpResponse> resp,
-                     Query(IssuesPageBody(where_.owner, where_.name, size, after, since), &result));
+                     Query(ThreadsPageBody(where_.owner, where_.name, size, after, since), &result));
     if (unavailable_) {
       result.unavailable = true;
       return result;
     }
-    absl::StatusOr<GraphqlIssuesPage> page =
-        resp ? ParseGraphqlIssuesPage(resp->body, repo_)
-             : absl::StatusOr<GraphqlIssuesPage>(absl::OutOfRangeError("timed out"));
+    absl::StatusOr<GraphqlThreadsPage> page =
+        resp ? ParseGraphqlThreadsPage(resp->body, repo_)
+             : absl::StatusOr<GraphqlThreadsPage>(absl::OutOfRangeError("timed out"));
     if (!page.ok() && page.status().code() == absl::StatusCode::kResourceExhausted) {
-      // Spent meanwhile (another crawl of the token): REST continues.
+      // Spent meanwhile (another crawl of the token): REST lists the comments.
       remaining_ = 0;
       result.budget_spent = true;
       break;
@@ -109,8 +116,7 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::Pass(const std::optional<absl::
             " time out even for one issue per page (", timeouts_at_one, " times)"));
       }
       size = std::max(1, size / 2);
-      spdlog::info("{}: GraphQL page timed out; asking for {} issues per page", slug_,
-                   size);
+      spdlog::info("{}: GraphQL page timed out; asking for {} issues per page", slug_, size);
       continue;
     }
     if (!page.ok()) {
@@ -118,56 +124,26 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::Pass(const std::optional<absl::
                           absl::StrCat("POST ", Redact(url_), ": ", page.status().message()));
     }
     timeouts_at_one = 0;
-    ++result.issue_pages;
-    for (const v1::Issue& issue : page->issues) result.listed.push_back(issue.number());
-    for (const BadItem& bad : page->bad) {
-      int64_t number = 0;
-      absl::string_view key = bad.key;
-      if (absl::ConsumePrefix(&key, "number ") && absl::SimpleAtoi(key, &number)) {
-        result.listed.push_back(number);
-      } else if (absl::StartsWith(bad.error, "item ")) {
-        result.listed_all = false;  // an issue whose number is unreadable
-      }  // else a comment's: its issue is listed
+    ++result.threads_pages;
+    if (!result.started) {
+      result.started = ParseHttpDate(resp->headers.Get("Date")).value_or(clock_->Now());
     }
-    NoteRate(page->rate, &result);
+    NoteRate(page->rate, &result.points);
+    result.listed.insert(result.listed.end(), page->numbers.begin(), page->numbers.end());
     const absl::Time now = clock_->Now();
-    const absl::Time date = ParseHttpDate(resp->headers.Get("Date")).value_or(now);
-    ingest_->DropFutureItems(date, &page->issues, &page->bad);
-    RETURN_IF_ERROR(ingest_->Quarantine("graphql_issues", url_, now, page->bad));
     std::vector<std::string> items;
-    for (const v1::Issue& issue : page->issues) {
-      items.push_back(IssueStore::RawIssueItem(issue.number()));
-    }
     for (const v1::Comment& c : page->comments) {
       items.push_back(IssueStore::RawCommentItem(c.issue_number(), c.id()));
     }
     RETURN_IF_ERROR(
-        ingest_->KeepRawPage("graphql_issues", url_, std::move(resp->body), now, nullptr, items));
-    const std::optional<absl::Time> before_page = result.max_updated;
-    for (v1::Issue& issue : page->issues) {
-      const absl::Time t = FromProto(issue.updated_at());
-      if (!result.max_updated || t > *result.max_updated) result.max_updated = t;
-      *issue.mutable_fetched_at() = ToProto(now);
-    }
-    // Comments of issues set aside as future-dated are not stored either.
-    std::vector<v1::Comment> comments;
-    for (v1::Comment& c : page->comments) {
-      const bool kept = std::any_of(page->issues.begin(), page->issues.end(), [&](const v1::Issue& i) {
-        return i.number() == c.issue_number();
-      });
-      if (kept) comments.push_back(std::move(c));
-    }
-    RETURN_IF_ERROR(ingest_->StoreIssues(page->issues));
-    RETURN_IF_ERROR(StoreComments("graphql_issues", std::move(comments), {}, *resp, now, &result));
+        ingest_->KeepRawPage("graphql_threads", url_, resp->body, now, nullptr, items));
+    RETURN_IF_ERROR(StoreComments("graphql_threads", std::move(page->comments),
+                                  std::move(page->bad), *resp, now, &result));
     if (absl::Status s = FollowUp(std::move(page->more_comments), &result); !s.ok()) {
       if (s.code() != absl::StatusCode::kResourceExhausted) return s;
-      // This page's long threads are incomplete: the cursor stays before the page, so the REST
-      // listing that continues (or the next crawl) lists its issues and comments again.
-      result.max_updated = before_page;
-      result.budget_spent = true;
+      result.budget_spent = true;  // long threads incomplete: REST lists the comments
       break;
     }
-    RETURN_IF_ERROR(Refetch(page->refetch, &result));
     RETURN_IF_ERROR(report_());
     if (!page->has_next) break;
     after = page->end_cursor;
@@ -229,7 +205,7 @@ absl::Status GraphqlLister::FollowUp(std::vector<ThreadCursor> threads, GraphqlP
                           absl::StrCat("POST ", Redact(url_), ": ", pages.status().message()));
     }
     ++result->comment_pages;
-    NoteRate(pages->rate, result);
+    NoteRate(pages->rate, &result->points);
     const absl::Time now = clock_->Now();
     std::vector<std::string> items;
     for (const v1::Comment& c : pages->comments) {
@@ -257,7 +233,12 @@ absl::StatusOr<SweepResult> GraphqlLister::Sweep(std::optional<std::vector<int64
       if (!Affordable(1)) return result;  // incomplete: nothing is tombstoned
       ASSIGN_OR_RETURN(HttpResponse resp,
                        graphql_->Post(url_, IssueNumbersBody(where_.owner, where_.name, after)));
-      if (resp.status != 200) return UnexpectedResponse(resp.status, absl::StrCat(url_, " (POST)"));
+      const int s = resp.status;
+      if (s == 404 || s == 401 || s == 403 || s == 410) {
+        unavailable_ = true;  // no GraphQL here: no sweep (nothing is tombstoned)
+        return result;
+      }
+      if (s != 200) return PostFailure(s, url_);
       absl::StatusOr<GraphqlNumbersPage> page = ParseGraphqlNumbersPage(resp.body);
       if (!page.ok() && page.status().code() == absl::StatusCode::kResourceExhausted) {
         remaining_ = 0;
@@ -337,24 +318,6 @@ std::string TransferredTo(absl::string_view html_url) {
     return "";
   }
   return absl::StrCat("github:", parts[n - 4], "/", parts[n - 3], "#", number);
-}
-
-absl::Status GraphqlLister::Refetch(const std::vector<int64_t>& numbers, GraphqlPassResult* result) {
-  for (int64_t number : numbers) {
-    const std::string url = absl::StrCat(tracker_->RepositoryUrl(where_), "/issues/", number);
-    ASSIGN_OR_RETURN(HttpResponse resp, rest_->Get(url, ""));
-    if (resp.status == 404 || resp.status == 410) continue;  // gone since the page was listed
-    if (resp.status != 200) return UnexpectedResponse(resp.status, url);
-    std::vector<BadItem> bad;
-    ASSIGN_OR_RETURN(std::vector<v1::Issue> issues,
-                     tracker_->ParseIssues(absl::StrCat("[", resp.body, "]"), repo_, &bad));
-    const absl::Time now = clock_->Now();
-    RETURN_IF_ERROR(ingest_->Quarantine("issues", url, now, bad));
-    for (v1::Issue& issue : issues) *issue.mutable_fetched_at() = ToProto(now);
-    RETURN_IF_ERROR(ingest_->StoreIssues(issues));
-    result->refetched += static_cast<int64_t>(issues.size());
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace issuescope::crawler

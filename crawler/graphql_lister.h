@@ -1,19 +1,21 @@
-// GraphqlLister is one listing pass of a GitHub repository's issues over GraphQL
-// (crawler/github_graphql.h): issue pages ordered by updatedAt from a `since`, each issue's first
-// 100 comments nested, long threads continued 50 at a time, and the results stored through the
-// crawl's PageIngest exactly as the REST pass stores them (same records, raw pages kept for
-// `issuescope reparse` under the listings "graphql_issues" and "graphql_comments").
+// GraphqlLister lists a GitHub repository's comments over GraphQL (crawler/github_graphql.h
+// says why comments and not issues): pages of up to 100 issues ordered by updatedAt from a
+// `since`, each issue's first 100 comments nested (1 point a page), long threads continued 50
+// at a time; the comments are stored through the crawl's PageIngest exactly as the REST comment
+// listing stores them (same records; raw pages kept for `issuescope reparse` under the listings
+// "graphql_threads" and "graphql_comments"). It also runs the presence sweep (deleted and
+// transferred issues).
 //
 // GitHub's cursors are keyset cursors, so an issue updated while the pass pages moves behind
 // the cursor and is listed again: no shift repair is needed.
 //
-// Page size adapts: it starts at (and never grows beyond) kIssuesPerPointPage, the most issues
-// one point buys; a query GitHub cuts off (502/504, "Something went wrong while executing your
-// query") or one over the node limit is sent again with half the issues, and after three
-// answered pages in a row the size grows by half again. A query is never sent when the token's
-// GraphQL budget (the rateLimit object of the last answer) cannot pay for it: the pass stops
-// with budget_spent and the caller continues over REST. A server without GraphQL (404, 401, 403
-// that is not a rate limit, 410) ends the pass with `unavailable` before anything is stored.
+// Page size adapts: it starts at (and never grows beyond) 100; a query GitHub cuts off (502/504,
+// "Something went wrong while executing your query") or one over the node limit is sent again
+// with half the issues, and after three answered pages in a row the size grows by half again. A
+// query is never sent when the token's GraphQL budget (the rateLimit object of the last answer)
+// cannot pay for it: the pass stops with budget_spent and the caller lists over REST. A server
+// without GraphQL (404, 401, 403 that is not a rate limit, 410) ends the pass with `unavailable`
+// before anything is stored.
 //
 // Not thread-safe: one pass at a time, on the crawl's thread.
 #pragma once
@@ -22,6 +24,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -33,26 +37,25 @@
 
 namespace issuescope::crawler {
 
-// GraphqlPassResult is what one pass did.
+// GraphqlPassResult is what one comments pass did.
 struct GraphqlPassResult {
   // GraphQL is not served by this tracker (nothing was stored): list over REST instead.
   bool unavailable = false;
-  // The token's GraphQL budget could not pay for the next query: what was stored is complete
-  // up to max_updated (every issue up to it with all its comments); REST continues from there.
+  // The token's GraphQL budget could not pay for the next query: the comments stored are not
+  // all of them; REST lists the comments instead.
   bool budget_spent = false;
-  // Greatest updatedAt of an issue stored, and of a comment stored.
-  std::optional<absl::Time> max_updated;
+  // Greatest updatedAt of a comment stored.
   std::optional<absl::Time> max_comment_updated;
-  int64_t issue_pages = 0;     // issue page queries answered
+  // The tracker's clock (Date) when the first page was answered: a comment edited during the
+  // pass is at or after it.
+  std::optional<absl::Time> started;
+  int64_t threads_pages = 0;   // threads queries answered
   int64_t comment_pages = 0;   // follow-up queries answered
   int64_t points = 0;          // GraphQL points charged, as the answers' rateLimit.cost said
   int64_t timeouts = 0;        // queries cut off (sent again smaller)
-  int64_t refetched = 0;       // issues fetched again over REST (too many labels/assignees)
   int last_page_size = 0;
-  // Numbers of every issue the pass listed (bad items included when their number was readable);
-  // `listed_all` says every listed item's number is known (no unreadable item).
+  // Numbers of every issue the pass listed (GraphQL's issues: pull requests never).
   std::vector<int64_t> listed;
-  bool listed_all = true;
 };
 
 // SweepResult is what one presence sweep found.
@@ -68,8 +71,8 @@ struct SweepResult {
 
 // GraphqlListerOptions tune a pass.
 struct GraphqlListerOptions {
-  // Largest (and first) page size. Default: kIssuesPerPointPage.
-  int max_issues_per_page = kIssuesPerPointPage;
+  // Largest (and first) page size, 1..100. Default: kIssuesPerThreadsPage.
+  int max_issues_per_page = kIssuesPerThreadsPage;
   // Timeouts in a row at page size 1 before the pass fails. Default: 3.
   int max_timeouts_at_one = 3;
 };
@@ -77,18 +80,19 @@ struct GraphqlListerOptions {
 class GraphqlLister {
  public:
   // `graphql` sends to the GraphQL endpoint (its pool is the tokens' GraphQL budget), `rest` to
-  // the REST API (for the rare issue re-fetched whole); `url` is the GraphQL endpoint
-  // (".../graphql"); `where` the repository as the crawl addresses it; `report` is called after
-  // every stored page (a non-OK status stops the pass). Nothing is owned.
+  // the REST API (the sweep's checks); `url` is the GraphQL endpoint (".../graphql"); `where`
+  // the repository as the crawl addresses it; `report` is called after every stored page (a
+  // non-OK status stops the pass). Nothing is owned.
   GraphqlLister(RequestLoop* graphql, RequestLoop* rest, const Tracker* tracker,
                 PageIngest* ingest, Clock* clock, std::string url, TrackerRepo where,
                 v1::RepositoryRef repo, GraphqlListerOptions options,
                 std::function<absl::Status()> report);
 
-  // Pass lists every issue updated at or after `since` (all when unset). Errors: those of the
-  // requests, INVALID_ARGUMENT for an answer that does not parse, NOT_FOUND when the repository
-  // does not resolve, UNAVAILABLE after repeated timeouts at page size 1.
-  absl::StatusOr<GraphqlPassResult> Pass(const std::optional<absl::Time>& since);
+  // CommentsPass stores the comments of every issue updated at or after `since` (all when
+  // unset). Errors: those of the requests, INVALID_ARGUMENT for an answer that does not parse,
+  // NOT_FOUND when the repository does not resolve, UNAVAILABLE after repeated timeouts at
+  // page size 1.
+  absl::StatusOr<GraphqlPassResult> CommentsPass(const std::optional<absl::Time>& since);
 
   // Sweep finds the stored issues the tracker no longer lists and tombstones them: deleted (410
   // or 404 to a REST GET of the issue), or transferred (301 to another repository: its new
@@ -100,12 +104,13 @@ class GraphqlLister {
   absl::StatusOr<SweepResult> Sweep(std::optional<std::vector<int64_t>> listed);
 
  private:
-  // Query sends one GraphQL body; nullopt for a timeout or node-limit answer (ask for fewer).
+  // Query sends one GraphQL body; nullopt for a timeout (ask for fewer) or when GraphQL is not
+  // served (unavailable_ set).
   absl::StatusOr<std::optional<HttpResponse>> Query(const std::string& body,
                                                     GraphqlPassResult* result);
   // Affordable reports whether the last known budget pays for `points`.
   bool Affordable(int64_t points) const;
-  void NoteRate(const GraphqlRate& rate, GraphqlPassResult* result);
+  void NoteRate(const GraphqlRate& rate, int64_t* points);
   // StoreComments stores comments of a page (future-dated ones quarantined).
   absl::Status StoreComments(const std::string& listing, std::vector<v1::Comment> comments,
                              std::vector<BadItem> bad, const HttpResponse& resp, absl::Time now,
@@ -114,8 +119,6 @@ class GraphqlLister {
   absl::Status FollowUp(std::vector<ThreadCursor> threads, GraphqlPassResult* result);
   // CheckVanished asks REST about one issue the listing lacks and tombstones it when gone.
   absl::Status CheckVanished(int64_t number, SweepResult* result);
-  // Refetch stores issues whose labels or assignees did not fit, fetched whole over REST.
-  absl::Status Refetch(const std::vector<int64_t>& numbers, GraphqlPassResult* result);
 
   RequestLoop* graphql_;
   RequestLoop* rest_;
@@ -135,8 +138,5 @@ class GraphqlLister {
 // TransferredTo names the issue at GitHub web URL `html_url` (".../OWNER/NAME/issues/N") as
 // "github:OWNER/NAME#N"; "" when the URL is not an issue's.
 std::string TransferredTo(absl::string_view html_url);
-
-// IssuePageCost is GitHub's cost of an issue page of `n` issues: (1 + 4n) / 100 rounded, >= 1.
-int64_t IssuePageCost(int n);
 
 }  // namespace issuescope::crawler

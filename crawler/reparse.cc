@@ -83,49 +83,41 @@ absl::StatusOr<ReparseResult> Reparse(IssueStore* store, absl::string_view repo_
       result.issues_changed += r.stored;
       return absl::OkStatus();
     }
-    if (page.listing == "graphql_issues" || page.listing == "graphql_comments") {
-      // GitHub GraphQL pages (crawler/graphql_lister.h): issues with their nested comments, or
-      // the continuation of long threads.
-      std::vector<v1::Issue> issues;
+    if (page.listing == "graphql_threads" || page.listing == "graphql_comments") {
+      // GitHub GraphQL comment pages (crawler/graphql_lister.h): comments nested in a page of
+      // issues, or the continuation of long threads.
       std::vector<v1::Comment> comments;
       std::vector<BadItem> bad_items;
-      if (page.listing == "graphql_issues") {
-        auto parsed = ParseGraphqlIssuesPage(page.body, page.repo);
-        if (!parsed.ok()) {
-          bad(page, parsed.status());
-          return absl::OkStatus();
+      absl::Status parsed_ok;
+      if (page.listing == "graphql_threads") {
+        auto parsed = ParseGraphqlThreadsPage(page.body, page.repo);
+        parsed_ok = parsed.status();
+        if (parsed.ok()) {
+          comments = std::move(parsed->comments);
+          bad_items = std::move(parsed->bad);
         }
-        issues = std::move(parsed->issues);
-        comments = std::move(parsed->comments);
-        bad_items = std::move(parsed->bad);
       } else {
         auto parsed = ParseGraphqlCommentPages(page.body, page.repo);
-        if (!parsed.ok()) {
-          bad(page, parsed.status());
-          return absl::OkStatus();
+        parsed_ok = parsed.status();
+        if (parsed.ok()) {
+          comments = std::move(parsed->comments);
+          bad_items = std::move(parsed->bad);
         }
-        comments = std::move(parsed->comments);
-        bad_items = std::move(parsed->bad);
+      }
+      if (!parsed_ok.ok()) {
+        bad(page, parsed_ok);
+        return absl::OkStatus();
       }
       result.bad_items += static_cast<int64_t>(bad_items.size());
-      std::vector<v1::Issue> kept_issues;
-      for (v1::Issue& i : issues) {
-        if (future(page, i.updated_at())) continue;
-        *i.mutable_fetched_at() = fetched;
-        kept_issues.push_back(std::move(i));
-      }
-      std::vector<v1::Comment> kept_comments;
+      std::vector<v1::Comment> kept;
       for (v1::Comment& c : comments) {
         if (future(page, c.updated_at())) continue;
         *c.mutable_fetched_at() = fetched;
-        kept_comments.push_back(std::move(c));
+        kept.push_back(std::move(c));
       }
-      result.issues_parsed += static_cast<int64_t>(kept_issues.size());
-      result.comments_parsed += static_cast<int64_t>(kept_comments.size());
-      ASSIGN_OR_RETURN(StoreWriteCounts ri, store->ApplyIssues(slug, state.epoch, kept_issues));
-      ASSIGN_OR_RETURN(StoreWriteCounts rc, store->ApplyComments(slug, state.epoch, kept_comments));
-      result.issues_changed += ri.stored;
-      result.comments_changed += rc.stored;
+      result.comments_parsed += static_cast<int64_t>(kept.size());
+      ASSIGN_OR_RETURN(StoreWriteCounts r, store->ApplyComments(slug, state.epoch, kept));
+      result.comments_changed += r.stored;
       return absl::OkStatus();
     }
     v1::Issue issue;

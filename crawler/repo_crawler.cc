@@ -90,11 +90,9 @@ class RepoCrawler::Run {
     lister_ = std::make_unique<Lister>(
         tracker_, Where(), repo_, slug_, loop_.get(), ingest_.get(), c_->clock_, listing,
         ListerProgress{&progress_.counters, &progress_.issues_estimated, [this] { return Report(); }});
-    bool listed = false;
     if (graphql_loop_ != nullptr) {
-      ASSIGN_OR_RETURN(listed, CrawlGraphql());
-    }
-    if (!listed) {
+      RETURN_IF_ERROR(CrawlGraphql());
+    } else {
       RETURN_IF_ERROR(CrawlListing(Listing::kIssues));
       if (!paused_ && tracker_->comment_listing() == CommentListing::kRepositoryWide) {
         RETURN_IF_ERROR(CrawlListing(Listing::kComments));
@@ -143,57 +141,53 @@ class RepoCrawler::Run {
     return absl::StrCat(base_, "/graphql");
   }
 
-  // CrawlGraphql lists the issues over GraphQL (crawler/graphql_lister.h); false when GraphQL
-  // is not served here (nothing listed: the caller lists over REST, exactly as without it).
-  //  - An incremental crawl first asks the REST issue listing with its ETag: 304 (free) means
-  //    no issue changed, and only the comment listing is brought up to date, over REST.
-  //  - The pass lists every changed issue with all its comments. A full crawl then starts its
-  //    comment cursor at the newest comment it stored; an incremental crawl keeps its own, so
-  //    the REST comment listing still sees comments edited on issues that did not change.
-  //  - The REST listings then run from the new cursors: normally one request each (the items at
-  //    the cursor, re-applied as no-ops), which also learns the ETags the next crawl's 304s need.
-  //    When the GraphQL budget ran out mid-pass, they list the rest.
-  absl::StatusOr<bool> CrawlGraphql() {
+  // CrawlGraphql is the crawl of a GitHub repository with CrawlerOptions::github_graphql:
+  //  - Issues over REST, as without GraphQL (crawler/github_graphql.h: GraphQL costs as much per
+  //    issue for the fields the store keeps, and REST's 304s make an unchanged listing free).
+  //  - When the comments are to be listed from the start (a full crawl, or no comment cursor
+  //    yet), they come over GraphQL instead of the REST comment listing: each issue's first 100
+  //    comments nested in pages of 100 issues (1 point a page), long threads continued. The
+  //    comment cursor then starts at the newest comment stored, or when the pass began if that
+  //    is earlier (a comment edited during the pass is listed again), and the REST comment
+  //    listing from there (normally one page) learns the ETag the next crawl's 304 needs. When
+  //    GraphQL is not served, or its budget runs out, REST lists the comments as it would have.
+  //  - Incremental crawls with a comment cursor list their deltas over REST: a 304 is free and
+  //    a change costs a page per 100 changed comments, less than a GraphQL pass plus the REST
+  //    listing it would still need for comments edited on issues that did not change.
+  //  - The presence sweep then runs: with the numbers a complete GraphQL pass listed (free), or
+  //    when due (CrawlerOptions::presence_sweep_interval).
+  absl::Status CrawlGraphql() {
     const CrawlerOptions& opt = c_->options_;
     GraphqlListerOptions gopt;
     gopt.max_issues_per_page = opt.graphql_page_size;
     graphql_lister_ = std::make_unique<GraphqlLister>(
         graphql_loop_.get(), loop_.get(), tracker_, ingest_.get(), c_->clock_, GraphqlUrl(),
         Where(), repo_, gopt, [this] { return Report(); });
-    std::optional<absl::Time> since;
-    if (incremental_ && cursor_.has_issues_since()) since = FromProto(cursor_.issues_since());
-    if (incremental_ && !cursor_.issues_etag().empty()) {
-      ASSIGN_OR_RETURN(HttpResponse probe,
-                       Get(tracker_->IssuesUrl(Where(), since, opt.per_page), cursor_.issues_etag()));
-      if (probe.status == 304) {
-        progress_.counters.set_not_modified(progress_.counters.not_modified() + 1);
-        RETURN_IF_ERROR(CrawlListing(Listing::kComments));
-        RETURN_IF_ERROR(MaybeSweep(std::nullopt));
-        return true;
+    RETURN_IF_ERROR(CrawlListing(Listing::kIssues));
+    if (paused_) return absl::OkStatus();
+    std::optional<std::vector<int64_t>> listed;
+    bool unavailable = false;
+    if (!incremental_ || !cursor_.has_comments_since()) {
+      ASSIGN_OR_RETURN(GraphqlPassResult pass, graphql_lister_->CommentsPass(std::nullopt));
+      graphql_points_ += pass.points;
+      unavailable = pass.unavailable;
+      if (!pass.unavailable) {
+        spdlog::info("{}: GraphQL listed the comments in {} pages and {} thread pages for {} "
+                     "points{}", slug_, pass.threads_pages, pass.comment_pages, pass.points,
+                     pass.budget_spent ? "; the GraphQL budget ran out, REST lists them" : "");
+      }
+      if (!pass.unavailable && !pass.budget_spent) {
+        std::optional<absl::Time> since = pass.max_comment_updated;
+        if (since && pass.started && *pass.started < *since) since = pass.started;
+        if (since) *cursor_.mutable_comments_since() = ToProto(*since);
+        cursor_.clear_comments_etag();
+        from_cursor_ = true;
+        listed = std::move(pass.listed);
       }
     }
-    ASSIGN_OR_RETURN(GraphqlPassResult pass, graphql_lister_->Pass(since));
-    graphql_points_ += pass.points;
-    if (pass.unavailable) return false;
-    spdlog::info("{}: GraphQL listed {} issue pages and {} comment pages for {} points{}", slug_,
-                 pass.issue_pages, pass.comment_pages, pass.points,
-                 pass.budget_spent ? "; GraphQL budget spent, REST lists the rest" : "");
-    if (pass.max_updated && (!since || *pass.max_updated > *since)) since = pass.max_updated;
-    if (since) *cursor_.mutable_issues_since() = ToProto(*since);
-    cursor_.clear_issues_etag();
-    if (!incremental_ && !pass.budget_spent && pass.max_comment_updated) {
-      *cursor_.mutable_comments_since() = ToProto(*pass.max_comment_updated);
-    }
-    from_cursor_ = true;
-    RETURN_IF_ERROR(CrawlListing(Listing::kIssues));
-    if (!paused_) RETURN_IF_ERROR(CrawlListing(Listing::kComments));
-    if (!pass.budget_spent && !paused_) {
-      // A full pass listed every issue: its numbers are the sweep's, for free.
-      std::optional<std::vector<int64_t>> listed;
-      if (!incremental_ && pass.listed_all) listed = std::move(pass.listed);
-      RETURN_IF_ERROR(MaybeSweep(std::move(listed)));
-    }
-    return true;
+    RETURN_IF_ERROR(CrawlListing(Listing::kComments));
+    if (!paused_ && !unavailable) RETURN_IF_ERROR(MaybeSweep(std::move(listed)));
+    return absl::OkStatus();
   }
 
   // MaybeSweep runs the presence sweep (GraphqlLister::Sweep) when it is due

@@ -109,8 +109,8 @@ struct CrawlerOptions {
   // The GitHub tokens' GraphQL budget, shared by every crawl of the process; null: a pool of
   // the crawl's one GitHub token. Default: null.
   std::shared_ptr<TokenPool> graphql_pool;
-  // Largest GraphQL issue page (the adaptive size starts here). Default: kIssuesPerPointPage.
-  int graphql_page_size = 37;
+  // Largest GraphQL threads page (issues per page; the adaptive size starts here). Default: 100.
+  int graphql_page_size = 100;
   // With github_graphql: how often the presence sweep (deleted and transferred issues,
   // crawler/graphql_lister.h) runs per repository in incremental crawls; it costs one GraphQL
   // point per 100 issues plus one REST request per vanished issue. A full crawl sweeps with

@@ -143,6 +143,13 @@ bool CrawlerWorker::HeartbeatOnce() {
       *req.add_budgets() = std::move(b);
     }
   }
+  if (const std::shared_ptr<TokenPool>& graphql = options_.crawler.graphql_pool) {
+    // GitHub's GraphQL budget of the same tokens, in points (shown in status beside REST's).
+    for (v1::TokenBudget& b : graphql->Budgets()) {
+      b.set_resource("graphql");
+      *req.add_budgets() = std::move(b);
+    }
+  }
   v1::HeartbeatResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx);

@@ -65,6 +65,9 @@ void WorkerFlags::Register(CLI::App* app) {
                "list GitHub issues over GraphQL (nested comments, charged to the tokens' GraphQL "
                "budget); REST confirms unchanged repositories and takes over where GraphQL is not "
                "served or spent");
+  app->add_option("--presence-sweep-h", presence_sweep_h,
+                  "with --graphql: hours between presence sweeps of a repository, which find "
+                  "deleted and transferred issues (0: every crawl; negative: never)");
   app->add_option("--request-timeout-s", request_timeout_s, "timeout of one HTTP request");
   app->add_option("--max-body-mb", max_body_mb, "largest accepted HTTP response body, in MiB");
   app->add_option("--drain-timeout-s", drain_timeout_s,
@@ -138,6 +141,8 @@ absl::StatusOr<WorkerOptions> WorkerFlags::BuildOptions() const {
   options.drain_feed_wait = absl::Seconds(drain_feed_wait_s);
   options.crawler.max_pages_per_lease = max_pages_per_lease;
   options.crawler.github_graphql = graphql;
+  options.crawler.presence_sweep_interval =
+      presence_sweep_h < 0 ? absl::InfiniteDuration() : absl::Hours(presence_sweep_h);
   options.crawler.request_timeout = absl::Seconds(request_timeout_s);
   absl::StatusOr<std::string> token = TokenFromEnvironment(token_env, "--token-env");
   if (!token.ok()) return token.status();

@@ -35,6 +35,7 @@ struct WorkerFlags {
   int secondary_backoff_s = 60;     // >= 0
   int max_pages_per_lease = 50;     // >= 0 (0: no limit)
   bool graphql = false;             // list GitHub issues over GraphQL (CrawlerOptions)
+  double presence_sweep_h = 24;     // hours between presence sweeps (0: every crawl; < 0: never)
   int request_timeout_s = 60;       // 1..3600
   int max_body_mb = 64;             // 1..4096
   int drain_timeout_s = 30;         // 0..3600

@@ -48,6 +48,9 @@ void RegisterCrawlCommands(CLI::App* app, CommandLine* line) {
                       "list GitHub issues over GraphQL: comments nested, charged to the token's "
                       "GraphQL budget; REST still confirms unchanged repositories (304s) and takes "
                       "over where GraphQL is not served or its budget is spent");
+  crawl_cmd->add_option("--presence-sweep-h", crawl.presence_sweep_h,
+                        "with --graphql: hours between presence sweeps of a repository, which "
+                        "find deleted and transferred issues (0: every crawl; negative: never)");
   crawl_cmd->add_option("--max-pages-per-lease", crawl.max_pages_per_lease,
                         "pages per lease before a crawl pauses and is leased again (0: no limit)");
   crawl_cmd->add_option("--gitee-budget", crawl.gitee_budget,

@@ -216,6 +216,9 @@ absl::StatusOr<crawler::CrawlerOptions> CrawlerOptionsFor(const CrawlCommandOpti
   crawler_options.token = token;
   crawler_options.max_pages_per_lease = options.max_pages_per_lease;
   crawler_options.github_graphql = options.graphql;
+  crawler_options.presence_sweep_interval = options.presence_sweep_h < 0
+                                                ? absl::InfiniteDuration()
+                                                : absl::Hours(options.presence_sweep_h);
   for (const v1::RepositoryRef& ref : repos) crawler_options.api_urls[ref.tracker()] = ref.api_url();
   for (v1::Tracker kind : {v1::TRACKER_GITHUB, v1::TRACKER_GITLAB, v1::TRACKER_GITEE}) {
     std::vector<crawler::PoolToken> tokens;

@@ -47,6 +47,8 @@ struct CrawlCommandOptions {
   int max_pages_per_lease = 0;
   // List GitHub issues over GraphQL (crawler::CrawlerOptions::github_graphql).
   bool graphql = false;
+  // Hours between presence sweeps with --graphql (0: every crawl; negative: never).
+  double presence_sweep_h = 24;
   // First bench of a token after a secondary limit without Retry-After.
   absl::Duration secondary_backoff = absl::Seconds(60);
   // Ignore cursors and crawl everything again.

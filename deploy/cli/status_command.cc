@@ -95,11 +95,12 @@ std::string WorkerLine(const v1::WorkerStatus& w) {
 std::string AccountLine(const v1::AccountBudget& a, absl::Time now) {
   std::string line = absl::StrFormat("account %-16s %-7s", a.account(),
                                      absl::AsciiStrToLower(TrackerName(a.tracker())));
+  const char* unit = a.resource() == "graphql" ? " graphql points " : " budget ";
   if (a.remaining() >= 0) {
-    absl::StrAppend(&line, " budget ", WithThousands(a.remaining()));
+    absl::StrAppend(&line, unit, WithThousands(a.remaining()));
     if (a.limit() > 0) absl::StrAppend(&line, "/", WithThousands(a.limit()));
   } else {
-    absl::StrAppend(&line, " budget unknown");
+    absl::StrAppend(&line, unit, "unknown");
   }
   if (a.has_reset()) {
     absl::StrAppend(&line, "  resets in ",
@@ -131,15 +132,18 @@ std::string InRelative(absl::Time t, absl::Time now) {
 // accounts are shown; the coordinator never receives a token.
 std::string TokenTable(const v1::GetStatusResponse& status, absl::Time now) {
   if (status.tokens_size() == 0) return "";
-  std::string out = absl::StrFormat("tokens\n  %-16s %-7s %-11s %-12s %-15s %s\n", "ACCOUNT",
-                                    "TRACKER", "FINGERPRINT", "WORKER", "REMAINING", "RESET");
+  std::string out = absl::StrFormat("tokens\n  %-16s %-7s %-7s %-11s %-12s %-15s %s\n", "ACCOUNT",
+                                    "TRACKER", "BUDGET", "FINGERPRINT", "WORKER", "REMAINING",
+                                    "RESET");
   for (const v1::WorkerTokenBudget& t : status.tokens()) {
     const v1::TokenBudget& b = t.budget();
     std::string remaining = b.remaining() >= 0 ? WithThousands(b.remaining()) : "?";
     if (b.limit() > 0) absl::StrAppend(&remaining, "/", WithThousands(b.limit()));
     const std::string reset = b.has_reset() ? InRelative(FromProto(b.reset()), now) : "unknown";
-    absl::StrAppend(&out, absl::StrFormat("  %-16s %-7s %-11s %-12s %-15s %s\n", b.account(),
-                                          absl::AsciiStrToLower(TrackerName(b.tracker())),
+    // REST's budget counts requests; GraphQL's (GitHub) counts points.
+    const std::string budget = b.resource() == "graphql" ? "graphql" : "rest";
+    absl::StrAppend(&out, absl::StrFormat("  %-16s %-7s %-7s %-11s %-12s %-15s %s\n", b.account(),
+                                          absl::AsciiStrToLower(TrackerName(b.tracker())), budget,
                                           b.token_fingerprint(), t.worker_id(), remaining, reset));
   }
   return out;

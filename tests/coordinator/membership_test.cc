@@ -430,6 +430,35 @@ TEST(AccountBookTest, KeepsTheSmallestRemainingOfTheNewestWindow) {
   EXPECT_EQ(book.View(t0 + absl::Hours(1), leases, nullptr)[0].remaining(), 4900);
 }
 
+TEST(AccountBookTest, GraphqlBudgetIsKeptApartAndNeverHoldsLeasesBack) {
+  AccountBook book(100);
+  const absl::Time t0 = absl::FromUnixSeconds(1700000000);
+  google::protobuf::RepeatedPtrField<v1::TokenBudget> budgets;
+  for (const char* resource : {"", "graphql"}) {
+    v1::TokenBudget* b = budgets.Add();
+    b->set_account("alice");
+    b->set_token_fingerprint("0123abcd");
+    b->set_tracker(v1::TRACKER_GITHUB);
+    b->set_resource(resource);
+    b->set_remaining(std::string(resource).empty() ? 4000 : 3);  // GraphQL nearly spent
+    b->set_limit(5000);
+    *b->mutable_reset() = ToProto(t0 + absl::Minutes(30));
+  }
+  book.Report("w1", budgets);
+  auto view = book.View(t0, {}, nullptr);
+  ASSERT_EQ(view.size(), 2u);
+  EXPECT_EQ(view[0].resource(), "");
+  EXPECT_EQ(view[0].remaining(), 4000);
+  EXPECT_EQ(view[1].resource(), "graphql");
+  EXPECT_EQ(view[1].remaining(), 3);
+  EXPECT_FALSE(view[1].held_back()) << "a spent GraphQL budget means REST, not no crawl";
+  EXPECT_TRUE(book.MayGrant("w1", v1::TRACKER_GITHUB, t0, {}));
+  ASSERT_EQ(book.Tokens(nullptr).size(), 2u);
+  v1::TokenBudget bad = budgets[0];
+  bad.set_resource("search");
+  EXPECT_FALSE(ValidateTokenBudget(bad, "b").ok());
+}
+
 TEST(AccountBookTest, RejectsMalformedBudgetsWithoutEchoingThem) {
   v1::TokenBudget ok;
   ok.set_account("alice");

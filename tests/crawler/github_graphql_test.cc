@@ -1,6 +1,6 @@
-// The GitHub GraphQL queries and parsers (crawler/github_graphql.h): records as the REST parser
-// makes them, long threads and incomplete label lists noticed, bad items set aside, GraphQL's
-// error types mapped to statuses, and the page cost.
+// The GitHub GraphQL queries and parsers (crawler/github_graphql.h): comments as the REST parser
+// makes them, long threads noticed and continued under their issues' numbers, bad comments set
+// aside, GraphQL's error types mapped to statuses, and the issue URL of a transferred issue.
 #include "crawler/github_graphql.h"
 
 #include "crawler/graphql_lister.h"
@@ -20,34 +20,22 @@ v1::RepositoryRef Repo() {
   return r;
 }
 
-json IssueNode(int number, int comments_total, int comments_given, bool more = false) {
-  json comments = json::array();
-  for (int i = 0; i < comments_given; ++i) {
-    comments.push_back({{"databaseId", number * 1000 + i},
-                        {"body", "c"},
-                        {"url", "https://github.com/octo/hello/issues/1#issuecomment-1"},
-                        {"createdAt", "2024-01-01T00:00:00Z"},
-                        {"updatedAt", "2024-01-02T00:00:00Z"},
-                        {"author", {{"login", "bob"}}}});
+json Comments(int number, int given, bool more = false) {
+  json nodes = json::array();
+  for (int i = 0; i < given; ++i) {
+    nodes.push_back({{"databaseId", number * 1000 + i},
+                     {"body", "c"},
+                     {"url", "https://github.com/octo/hello/issues/1#issuecomment-1"},
+                     {"createdAt", "2024-01-01T00:00:00Z"},
+                     {"updatedAt", "2024-01-02T00:00:00Z"},
+                     {"author", i == 0 ? json(nullptr) : json{{"login", "bob"}}}});
   }
-  return {{"number", number},
-          {"databaseId", 500 + number},
-          {"title", "t"},
-          {"body", nullptr},
-          {"state", "CLOSED"},
-          {"stateReason", "NOT_PLANNED"},
-          {"url", "https://github.com/octo/hello/issues/1"},
-          {"createdAt", "2024-01-01T00:00:00Z"},
-          {"updatedAt", "2024-01-03T00:00:00Z"},
-          {"closedAt", "2024-01-03T00:00:00Z"},
-          {"author", nullptr},
-          {"labels", {{"totalCount", 1}, {"nodes", {{{"name", "bug"}}}}}},
-          {"assignees", {{"totalCount", 2}, {"nodes", {{{"login", "amy"}}}}}},
-          {"reactions", {{"totalCount", 4}}},
-          {"comments",
-           {{"totalCount", comments_total},
-            {"pageInfo", {{"hasNextPage", more}, {"endCursor", more ? json("C1") : json()}}},
-            {"nodes", comments}}}};
+  return {{"pageInfo", {{"hasNextPage", more}, {"endCursor", more ? json("C1") : json()}}},
+          {"nodes", nodes}};
+}
+
+json Thread(int number, int given, bool more = false) {
+  return {{"number", number}, {"updatedAt", "2024-01-03T00:00:00Z"}, {"comments", Comments(number, given, more)}};
 }
 
 std::string Page(const json& nodes, bool has_next = false) {
@@ -60,47 +48,41 @@ std::string Page(const json& nodes, bool has_next = false) {
       .dump();
 }
 
-TEST(GithubGraphqlTest, IssuePageBecomesTheRestRecords) {
-  auto page = ParseGraphqlIssuesPage(Page(json::array({IssueNode(7, 2, 2)}), true), Repo());
+TEST(GithubGraphqlTest, ThreadsPageBecomesTheRestCommentRecords) {
+  auto page = ParseGraphqlThreadsPage(Page(json::array({Thread(7, 2), Thread(8, 0)}), true), Repo());
   ASSERT_TRUE(page.ok()) << page.status();
-  ASSERT_EQ(page->issues.size(), 1u);
-  const v1::Issue& issue = page->issues[0];
-  EXPECT_EQ(issue.number(), 7);
-  EXPECT_EQ(issue.key(), "7");
-  EXPECT_EQ(issue.id(), 507);
-  EXPECT_EQ(issue.body(), "");  // null body, as REST's parser reads it
-  EXPECT_EQ(issue.state(), v1::ISSUE_STATE_CLOSED);
-  EXPECT_EQ(issue.state_reason(), "not_planned");
-  EXPECT_EQ(issue.author(), "");  // a deleted account
-  EXPECT_EQ(issue.labels_size(), 1);
-  EXPECT_EQ(issue.comment_count(), 2);
-  EXPECT_EQ(issue.reactions(), 4);
-  EXPECT_TRUE(issue.has_closed_at());
+  EXPECT_EQ(page->numbers, (std::vector<int64_t>{7, 8}));
   ASSERT_EQ(page->comments.size(), 2u);
   EXPECT_EQ(page->comments[1].id(), 7001);
   EXPECT_EQ(page->comments[1].issue_number(), 7);
   EXPECT_EQ(page->comments[1].author(), "bob");
+  EXPECT_EQ(page->comments[0].author(), "");  // a deleted account
+  EXPECT_EQ(page->comments[0].repo().name(), "hello");
+  EXPECT_TRUE(page->comments[0].has_created_at());
   EXPECT_TRUE(page->has_next);
   EXPECT_EQ(page->end_cursor, "E");
   EXPECT_EQ(page->rate.remaining, 4321);
   EXPECT_EQ(page->rate.cost, 1);
-  // Two assignees counted, one given: the issue is fetched again whole.
-  EXPECT_EQ(page->refetch, std::vector<int64_t>{7});
+  EXPECT_TRUE(page->more_comments.empty());
 }
 
-TEST(GithubGraphqlTest, LongThreadsContinueAndBadItemsAreSetAside) {
-  json bad = IssueNode(9, 0, 0);
-  bad["state"] = "MERGED";
-  auto page = ParseGraphqlIssuesPage(
-      Page(json::array({IssueNode(8, 150, 100, /*more=*/true), bad})), Repo());
+TEST(GithubGraphqlTest, LongThreadsContinueAndBadCommentsAreSetAside) {
+  json bad = Thread(9, 2);
+  bad["comments"]["nodes"][1].erase("databaseId");
+  auto page = ParseGraphqlThreadsPage(Page(json::array({Thread(8, 100, /*more=*/true), bad})),
+                                      Repo());
   ASSERT_TRUE(page.ok()) << page.status();
   ASSERT_EQ(page->more_comments.size(), 1u);
   EXPECT_EQ(page->more_comments[0].number, 8);
   EXPECT_EQ(page->more_comments[0].after, "C1");
   ASSERT_EQ(page->bad.size(), 1u);
-  EXPECT_NE(page->bad[0].error.find("state"), std::string::npos);
-  EXPECT_EQ(page->issues.size(), 1u);
-  EXPECT_FALSE(page->has_next);
+  EXPECT_NE(page->bad[0].error.find("databaseId"), std::string::npos);
+  EXPECT_EQ(page->comments.size(), 101u);
+  // An issue node without its number fails the page: its comments could not be filed.
+  json numberless = Thread(10, 1);
+  numberless.erase("number");
+  EXPECT_EQ(ParseGraphqlThreadsPage(Page(json::array({numberless})), Repo()).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(GithubGraphqlTest, CommentPagesAnswerUnderTheirIssuesNumbers) {
@@ -109,44 +91,52 @@ TEST(GithubGraphqlTest, CommentPagesAnswerUnderTheirIssuesNumbers) {
   EXPECT_NE(request["query"].get<std::string>().find("i12: issue(number: 12)"), std::string::npos);
   EXPECT_EQ(request["variables"]["a1"], "C9");
   const std::string answer =
-      json{{"data",
-            {{"repository",
-              {{"i8", {{"comments", IssueNode(8, 3, 1)["comments"]}}}, {"i12", nullptr}}}}}}
+      json{{"data", {{"repository", {{"i8", {{"comments", Comments(8, 1)}}}, {"i12", nullptr}}}}}}
           .dump();
   auto pages = ParseGraphqlCommentPages(answer, Repo());
   ASSERT_TRUE(pages.ok()) << pages.status();
   ASSERT_EQ(pages->comments.size(), 1u);
   EXPECT_EQ(pages->comments[0].issue_number(), 8);
   EXPECT_EQ(pages->missing, std::vector<int64_t>{12});
+  const std::string stranger = json{{"data", {{"repository", {{"x", nullptr}}}}}}.dump();
+  EXPECT_FALSE(ParseGraphqlCommentPages(stranger, Repo()).ok());
 }
 
-TEST(GithubGraphqlTest, ErrorTypesMapToStatuses) {
+TEST(GithubGraphqlTest, NumbersPagesAndErrorTypes) {
+  auto numbers = ParseGraphqlNumbersPage(
+      Page(json::array({{{"number", 3}}, {{"number", 5}}}), /*has_next=*/true));
+  ASSERT_TRUE(numbers.ok()) << numbers.status();
+  EXPECT_EQ(numbers->numbers, (std::vector<int64_t>{3, 5}));
+  EXPECT_TRUE(numbers->has_next);
+  EXPECT_FALSE(ParseGraphqlNumbersPage(Page(json::array({{{"number", "x"}}}))).ok());
+
   auto code = [](const std::string& type, bool with_data) {
     json doc = {{"errors", {{{"type", type}, {"message", "m"}}}}};
     if (with_data) doc["data"] = {{"repository", nullptr}};
-    return ParseGraphqlIssuesPage(doc.dump(), Repo()).status().code();
+    return ParseGraphqlThreadsPage(doc.dump(), Repo()).status().code();
   };
   EXPECT_EQ(code("RATE_LIMITED", false), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(code("MAX_NODE_LIMIT_EXCEEDED", false), absl::StatusCode::kOutOfRange);
   EXPECT_EQ(code("NOT_FOUND", true), absl::StatusCode::kNotFound);
   EXPECT_EQ(code("", false), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseGraphqlIssuesPage("<html>", Repo()).status().code(),
+  EXPECT_EQ(ParseGraphqlThreadsPage("<html>", Repo()).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(IsGraphqlTimeout(502, ""));
-  EXPECT_TRUE(IsGraphqlTimeout(200, R"({"errors":[{"message":"Something went wrong while executing your query. x"}]})"));
+  EXPECT_TRUE(IsGraphqlTimeout(
+      200, R"({"errors":[{"message":"Something went wrong while executing your query. x"}]})"));
   EXPECT_FALSE(IsGraphqlTimeout(200, "{}"));
 }
 
-TEST(GithubGraphqlTest, PageCostIsGithubsArithmetic) {
-  // Four nested connections per issue: 1 + 4n requests, / 100, rounded to nearest, >= 1.
-  EXPECT_EQ(IssuePageCost(1), 1);
-  EXPECT_EQ(IssuePageCost(kIssuesPerPointPage), 1);
-  EXPECT_EQ(IssuePageCost(kIssuesPerPointPage + 1), 2);
-  EXPECT_EQ(IssuePageCost(100), 4);
-  const json request = json::parse(IssuesPageBody("octo", "hello", 20, "", std::nullopt));
+TEST(GithubGraphqlTest, QueryBodiesAndTransferredPlaces) {
+  const json request = json::parse(ThreadsPageBody("octo", "hello", 20, "", std::nullopt));
   EXPECT_EQ(request["variables"]["first"], 20);
   EXPECT_TRUE(request["variables"]["after"].is_null());
   EXPECT_TRUE(request["variables"]["since"].is_null());
+  EXPECT_NE(request["query"].get<std::string>().find("comments(first: 100)"), std::string::npos);
+  EXPECT_EQ(TransferredTo("https://github.com/pytorch/vision/issues/812"),
+            "github:pytorch/vision#812");
+  EXPECT_EQ(TransferredTo("https://github.com/pytorch/vision/pull/812"), "");
+  EXPECT_EQ(TransferredTo("nonsense"), "");
 }
 
 }  // namespace
