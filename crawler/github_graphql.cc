@@ -1,5 +1,6 @@
 #include "github_graphql.h"
 
+#include <set>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -129,6 +130,26 @@ std::string ThreadsPageBody(absl::string_view owner, absl::string_view name, int
   return request.dump();
 }
 
+std::string RateLimitBody() {
+  return json{{"query", absl::StrCat("query RateLimit { ", kRateFields, " }")}}.dump();
+}
+
+absl::StatusOr<GraphqlRate> ParseGraphqlRate(absl::string_view body) {
+  ASSIGN_OR_RETURN(json doc, Document(body));
+  GraphqlRate rate;
+  try {
+    const json* data = Member(doc, "data");
+    RETURN_IF_ERROR(Errors(doc, data != nullptr));
+    if (data == nullptr || Member(*data, "rateLimit") == nullptr) {
+      return absl::InvalidArgumentError("GraphQL answer has no rateLimit");
+    }
+    RETURN_IF_ERROR(ReadRate(*data, &rate));
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed GraphQL rateLimit: ", e.what()));
+  }
+  return rate;
+}
+
 std::string IssueNumbersBody(absl::string_view owner, absl::string_view name,
                              const std::string& after) {
   json request;
@@ -235,8 +256,9 @@ absl::StatusOr<GraphqlThreadsPage> ParseGraphqlThreadsPage(absl::string_view bod
   return page;
 }
 
-absl::StatusOr<GraphqlCommentPages> ParseGraphqlCommentPages(absl::string_view body,
-                                                             const v1::RepositoryRef& repo) {
+absl::StatusOr<GraphqlCommentPages> ParseGraphqlCommentPages(
+    absl::string_view body, const v1::RepositoryRef& repo,
+    const std::vector<ThreadCursor>& asked) {
   ASSIGN_OR_RETURN(json doc, Document(body));
   GraphqlCommentPages pages;
   try {
@@ -246,19 +268,42 @@ absl::StatusOr<GraphqlCommentPages> ParseGraphqlCommentPages(absl::string_view b
     RETURN_IF_ERROR(ReadRate(*data, &pages.rate));
     ASSIGN_OR_RETURN(const json* repository, RequiredMember(*data, "repository"));
     if (!repository->is_object()) return FieldError("repository", "is not an object");
+    // Aliases GitHub says it could not resolve (NOT_FOUND with the alias in its path): the
+    // issue is gone. A null for any other reason is an error, never a complete thread.
+    std::set<std::string> not_found;
+    if (const json* errors = Member(doc, "errors"); errors != nullptr && errors->is_array()) {
+      for (const json& e : *errors) {
+        if (!e.is_object() || e.value("type", json("")) != "NOT_FOUND") continue;
+        const json* path = Member(e, "path");
+        if (path == nullptr || !path->is_array()) continue;
+        for (const json& step : *path) {
+          if (step.is_string()) not_found.insert(step.get<std::string>());
+        }
+      }
+    }
     for (auto it = repository->begin(); it != repository->end(); ++it) {
       int64_t number = 0;
       if (it.key().size() < 2 || it.key()[0] != 'i' ||
           !absl::SimpleAtoi(it.key().substr(1), &number) || number <= 0) {
         return FieldError(it.key(), "is not a thread this crawler asked for");
       }
-      if (it->is_null()) {  // the issue no longer resolves here (deleted or transferred)
-        pages.missing.push_back(number);
+      if (it->is_null()) {
+        if (not_found.count(it.key()) == 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("thread ", it.key(), " is null without a NOT_FOUND error"));
+        }
+        pages.missing.push_back(number);  // deleted or transferred meanwhile
         continue;
       }
       ASSIGN_OR_RETURN(const json* comments, RequiredMember(*it, "comments"));
       RETURN_IF_ERROR(ReadComments(*comments, repo, number, &pages.comments,
                                    &pages.more_comments, &pages.bad));
+    }
+    for (const ThreadCursor& t : asked) {
+      if (!repository->contains(absl::StrCat("i", t.number))) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("thread i", t.number, " is missing from the answer"));
+      }
     }
   } catch (const json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("malformed GraphQL comment page: ", e.what()));
@@ -268,8 +313,21 @@ absl::StatusOr<GraphqlCommentPages> ParseGraphqlCommentPages(absl::string_view b
 
 bool IsGraphqlTimeout(int http_status, absl::string_view body) {
   if (http_status == 502 || http_status == 504) return true;
-  return http_status == 200 &&
-         absl::StrContains(body, "Something went wrong while executing your query");
+  constexpr absl::string_view kCutOff = "Something went wrong while executing your query";
+  // Cheap test first; then only a top-level error of an answer without data counts (a comment
+  // quoting GitHub's message is data, not a timeout).
+  if (http_status != 200 || !absl::StrContains(body, kCutOff)) return false;
+  const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || Member(doc, "data") != nullptr) return false;
+  const json* errors = Member(doc, "errors");
+  if (errors == nullptr || !errors->is_array()) return false;
+  for (const json& e : *errors) {
+    if (e.is_object() && e.contains("message") && e["message"].is_string() &&
+        absl::StrContains(e["message"].get<std::string>(), kCutOff)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace issuescope::crawler

@@ -85,6 +85,13 @@ struct GraphqlNumbersPage {
   GraphqlRate rate;
 };
 
+// RateLimitBody asks only for the rateLimit object: GitHub charges it nothing, so a crawl that
+// does not know its token's GraphQL budget learns it without risking a refused query.
+std::string RateLimitBody();
+
+// ParseGraphqlRate reads the rateLimit object of any answer (INVALID_ARGUMENT without one).
+absl::StatusOr<GraphqlRate> ParseGraphqlRate(absl::string_view body);
+
 // IssueNumbersBody is the JSON body of one page of a repository's issue numbers (100, oldest
 // created first, after `after`): no nested connection, so 1 point per 100 issues.
 std::string IssueNumbersBody(absl::string_view owner, absl::string_view name,
@@ -108,10 +115,14 @@ std::string CommentPagesBody(absl::string_view owner, absl::string_view name,
 absl::StatusOr<GraphqlThreadsPage> ParseGraphqlThreadsPage(absl::string_view body,
                                                            const v1::RepositoryRef& repo);
 
-// ParseGraphqlCommentPages parses the answer to CommentPagesBody (each thread answers under
-// the alias "i" + its number, so the answer alone says which issue a comment belongs to).
-absl::StatusOr<GraphqlCommentPages> ParseGraphqlCommentPages(absl::string_view body,
-                                                             const v1::RepositoryRef& repo);
+// ParseGraphqlCommentPages parses the answer to CommentPagesBody(`asked`) (each thread answers
+// under the alias "i" + its number, so the answer alone says which issue a comment belongs to).
+// A thread that is null with a NOT_FOUND error naming it is `missing` (the issue is gone); one
+// left out of the answer (every thread of `asked` must be there; reparse passes none) or null
+// for another reason fails the answer, so a thread is never taken as complete when it is not.
+absl::StatusOr<GraphqlCommentPages> ParseGraphqlCommentPages(
+    absl::string_view body, const v1::RepositoryRef& repo,
+    const std::vector<ThreadCursor>& asked = {});
 
 // IsGraphqlTimeout says whether a response is GitHub cutting a query off (502/504, or its
 // "Something went wrong while executing your query" error): ask for fewer nodes.

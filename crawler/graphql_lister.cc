@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -47,7 +48,8 @@ GraphqlLister::GraphqlLister(RequestLoop* graphql, RequestLoop* rest, const Trac
       repo_(std::move(repo)),
       options_(options),
       report_(std::move(report)),
-      slug_(absl::StrCat(where_.owner, "/", where_.name)) {}
+      slug_(absl::StrCat(where_.owner, "/", where_.name)),
+      remaining_(options.known_remaining) {}
 
 bool GraphqlLister::Affordable(int64_t points) const { return remaining_ < 0 || remaining_ >= points; }
 
@@ -77,6 +79,12 @@ absl::StatusOr<std::optional<HttpResponse>> GraphqlLister::Query(const std::stri
   return std::optional<HttpResponse>(std::move(resp));
 }
 
+void GraphqlLister::Abandon(absl::Status why, GraphqlPassResult* result) {
+  spdlog::warn("{}: GraphQL comment listing abandoned, REST lists the comments: {}", slug_,
+               std::string(why.message()));
+  if (result->abandoned.ok()) result->abandoned = std::move(why);
+}
+
 absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
     const std::optional<absl::Time>& since) {
   GraphqlPassResult result;
@@ -85,18 +93,45 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
   int answered_in_a_row = 0;
   int timeouts_at_one = 0;
   std::string after;
+  std::set<std::string> cursors;  // every cursor followed: a repeated one would loop forever
+  if (remaining_ < 0) {
+    // The budget is unknown: ask for it (free) rather than risk a query it cannot pay for.
+    absl::StatusOr<std::optional<HttpResponse>> sent = Query(RateLimitBody(), &result);
+    if (!sent.ok()) {
+      if (sent.status().code() == absl::StatusCode::kCancelled) return sent.status();
+      Abandon(sent.status(), &result);
+      return result;
+    }
+    if (unavailable_) {
+      result.unavailable = true;
+      return result;
+    }
+    absl::StatusOr<GraphqlRate> rate =
+        *sent ? ParseGraphqlRate((*sent)->body) : absl::StatusOr<GraphqlRate>(absl::OutOfRangeError("timed out"));
+    if (rate.ok()) {
+      NoteRate(*rate, &result.points);
+    } else if (rate.status().code() == absl::StatusCode::kResourceExhausted) {
+      remaining_ = 0;
+    }  // otherwise (rate limits off, say) the budget stays unknown and the pages tell
+  }
   for (;;) {
     RETURN_IF_ERROR(graphql_->CheckCancelled());
     if (!Affordable(1)) {  // a threads page costs 1 point at most (1 + 100 requests)
       result.budget_spent = true;
       break;
     }
-    ASSIGN_OR_RETURN(std::optional<HttpResponse> resp,
-                     Query(ThreadsPageBody(where_.owner, where_.name, size, after, since), &result));
+    absl::StatusOr<std::optional<HttpResponse>> sent =
+        Query(ThreadsPageBody(where_.owner, where_.name, size, after, since), &result);
+    if (!sent.ok()) {
+      if (sent.status().code() == absl::StatusCode::kCancelled) return sent.status();
+      Abandon(sent.status(), &result);
+      break;
+    }
     if (unavailable_) {
       result.unavailable = true;
       return result;
     }
+    std::optional<HttpResponse>& resp = *sent;
     absl::StatusOr<GraphqlThreadsPage> page =
         resp ? ParseGraphqlThreadsPage(resp->body, repo_)
              : absl::StatusOr<GraphqlThreadsPage>(absl::OutOfRangeError("timed out"));
@@ -111,17 +146,27 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
       if (resp) ++result.timeouts;
       answered_in_a_row = 0;
       if (size == 1 && ++timeouts_at_one >= options_.max_timeouts_at_one) {
-        return absl::UnavailableError(absl::StrCat(
-            "POST ", Redact(url_), ": GraphQL queries of ", slug_,
-            " time out even for one issue per page (", timeouts_at_one, " times)"));
+        Abandon(absl::UnavailableError(absl::StrCat(
+                    "POST ", Redact(url_), ": GraphQL queries time out even for one issue per "
+                    "page (", timeouts_at_one, " times)")),
+                &result);
+        break;
       }
       size = std::max(1, size / 2);
       spdlog::info("{}: GraphQL page timed out; asking for {} issues per page", slug_, size);
       continue;
     }
     if (!page.ok()) {
-      return absl::Status(page.status().code(),
-                          absl::StrCat("POST ", Redact(url_), ": ", page.status().message()));
+      Abandon(absl::Status(page.status().code(), absl::StrCat("POST ", Redact(url_), ": ",
+                                                              page.status().message())),
+              &result);
+      break;
+    }
+    if (page->has_next && page->numbers.empty()) {
+      Abandon(absl::InvalidArgumentError(absl::StrCat(
+                  "POST ", Redact(url_), ": a page without issues says more follow")),
+              &result);
+      break;
     }
     timeouts_at_one = 0;
     ++result.threads_pages;
@@ -139,13 +184,17 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
         ingest_->KeepRawPage("graphql_threads", url_, resp->body, now, nullptr, items));
     RETURN_IF_ERROR(StoreComments("graphql_threads", std::move(page->comments),
                                   std::move(page->bad), *resp, now, &result));
-    if (absl::Status s = FollowUp(std::move(page->more_comments), &result); !s.ok()) {
-      if (s.code() != absl::StatusCode::kResourceExhausted) return s;
-      result.budget_spent = true;  // long threads incomplete: REST lists the comments
-      break;
-    }
+    ASSIGN_OR_RETURN(bool complete, FollowUp(std::move(page->more_comments), &result));
+    if (!complete) break;  // budget spent or abandoned: REST lists the comments
     RETURN_IF_ERROR(report_());
     if (!page->has_next) break;
+    if (page->end_cursor.empty() || !cursors.insert(page->end_cursor).second) {
+      Abandon(absl::InvalidArgumentError(absl::StrCat(
+                  "POST ", Redact(url_), ": the issues page to a cursor already listed ('",
+                  page->end_cursor.substr(0, 80), "'): the listing loops")),
+              &result);
+      break;
+    }
     after = page->end_cursor;
     if (size < max_size && ++answered_in_a_row >= kGrowAfter) {
       size = std::min(max_size, size + std::max(1, size / 2));
@@ -173,36 +222,55 @@ absl::Status GraphqlLister::StoreComments(const std::string& listing,
   return ingest_->StoreComments(comments);
 }
 
-absl::Status GraphqlLister::FollowUp(std::vector<ThreadCursor> threads, GraphqlPassResult* result) {
+absl::StatusOr<bool> GraphqlLister::FollowUp(std::vector<ThreadCursor> threads,
+                                             GraphqlPassResult* result) {
   int timeouts = 0;
+  std::set<std::pair<int64_t, std::string>> followed;  // (issue, cursor) pairs continued
+  for (const ThreadCursor& t : threads) followed.insert(std::make_pair(t.number, t.after));
   size_t batch = kThreadsPerQuery;
   while (!threads.empty()) {
     RETURN_IF_ERROR(graphql_->CheckCancelled());
     if (!Affordable(1)) {
-      // The issues of this page are stored, their long threads are not complete: the next crawl
-      // must list them again, so the pass ends as if the budget ran out before this page.
-      return absl::ResourceExhaustedError(absl::StrCat(
-          slug_, ": the GraphQL budget ran out while continuing long threads"));
+      result->budget_spent = true;
+      return false;
     }
     const size_t n = std::min(batch, threads.size());
-    std::vector<ThreadCursor> now_threads(threads.begin(), threads.begin() + n);
-    ASSIGN_OR_RETURN(std::optional<HttpResponse> resp,
-                     Query(CommentPagesBody(where_.owner, where_.name, now_threads), result));
-    if (unavailable_) return absl::UnavailableError("GraphQL became unavailable mid-pass");
+    std::vector<ThreadCursor> asked(threads.begin(), threads.begin() + n);
+    absl::StatusOr<std::optional<HttpResponse>> sent =
+        Query(CommentPagesBody(where_.owner, where_.name, asked), result);
+    if (!sent.ok()) {
+      if (sent.status().code() == absl::StatusCode::kCancelled) return sent.status();
+      Abandon(sent.status(), result);
+      return false;
+    }
+    if (unavailable_) {
+      Abandon(absl::UnavailableError("GraphQL became unavailable mid-pass"), result);
+      return false;
+    }
+    std::optional<HttpResponse>& resp = *sent;
     absl::StatusOr<GraphqlCommentPages> pages =
-        resp ? ParseGraphqlCommentPages(resp->body, repo_)
+        resp ? ParseGraphqlCommentPages(resp->body, repo_, asked)
              : absl::StatusOr<GraphqlCommentPages>(absl::OutOfRangeError("timed out"));
+    if (!pages.ok() && pages.status().code() == absl::StatusCode::kResourceExhausted) {
+      remaining_ = 0;
+      result->budget_spent = true;
+      return false;
+    }
     if (!pages.ok() && pages.status().code() == absl::StatusCode::kOutOfRange) {
       if (batch == 1 && ++timeouts >= options_.max_timeouts_at_one) {
-        return absl::UnavailableError(absl::StrCat("POST ", Redact(url_),
-                                                   ": comment pages keep timing out"));
+        Abandon(absl::UnavailableError(
+                    absl::StrCat("POST ", Redact(url_), ": comment pages keep timing out")),
+                result);
+        return false;
       }
       batch = std::max<size_t>(1, batch / 2);
       continue;
     }
     if (!pages.ok()) {
-      return absl::Status(pages.status().code(),
-                          absl::StrCat("POST ", Redact(url_), ": ", pages.status().message()));
+      Abandon(absl::Status(pages.status().code(), absl::StrCat("POST ", Redact(url_), ": ",
+                                                               pages.status().message())),
+              result);
+      return false;
     }
     ++result->comment_pages;
     NoteRate(pages->rate, &result->points);
@@ -216,9 +284,18 @@ absl::Status GraphqlLister::FollowUp(std::vector<ThreadCursor> threads, GraphqlP
     RETURN_IF_ERROR(StoreComments("graphql_comments", std::move(pages->comments),
                                   std::move(pages->bad), *resp, now, result));
     threads.erase(threads.begin(), threads.begin() + n);
-    for (ThreadCursor& more : pages->more_comments) threads.push_back(std::move(more));
+    for (ThreadCursor& more : pages->more_comments) {
+      if (!followed.insert(std::make_pair(more.number, more.after)).second) {
+        Abandon(absl::InvalidArgumentError(absl::StrCat(
+                    "POST ", Redact(url_), ": the comments of #", more.number,
+                    " page to a cursor already listed: the listing loops")),
+                result);
+        return false;
+      }
+      threads.push_back(std::move(more));
+    }
   }
-  return absl::OkStatus();
+  return true;
 }
 
 absl::StatusOr<SweepResult> GraphqlLister::Sweep(std::optional<std::vector<int64_t>> listed) {
@@ -228,11 +305,17 @@ absl::StatusOr<SweepResult> GraphqlLister::Sweep(std::optional<std::vector<int64
     numbers = *std::move(listed);
   } else {
     std::string after;
+    std::set<std::string> cursors;
     for (;;) {
       RETURN_IF_ERROR(graphql_->CheckCancelled());
       if (!Affordable(1)) return result;  // incomplete: nothing is tombstoned
-      ASSIGN_OR_RETURN(HttpResponse resp,
-                       graphql_->Post(url_, IssueNumbersBody(where_.owner, where_.name, after)));
+      absl::StatusOr<HttpResponse> sent =
+          graphql_->Post(url_, IssueNumbersBody(where_.owner, where_.name, after));
+      if (!sent.ok() && sent.status().code() == absl::StatusCode::kResourceExhausted) {
+        return result;  // the budget: incomplete, nothing tombstoned
+      }
+      if (!sent.ok()) return sent.status();
+      HttpResponse& resp = *sent;
       const int s = resp.status;
       if (s == 404 || s == 401 || s == 403 || s == 410) {
         unavailable_ = true;  // no GraphQL here: no sweep (nothing is tombstoned)
@@ -253,6 +336,15 @@ absl::StatusOr<SweepResult> GraphqlLister::Sweep(std::optional<std::vector<int64
       if (page->rate.remaining >= 0) remaining_ = page->rate.remaining;
       numbers.insert(numbers.end(), page->numbers.begin(), page->numbers.end());
       if (!page->has_next) break;
+      if (page->numbers.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "POST ", Redact(url_), ": a numbers page without issues says more follow"));
+      }
+      if (page->end_cursor.empty() || !cursors.insert(page->end_cursor).second) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "POST ", Redact(url_), ": the issue numbers of ", slug_,
+            " page to a cursor already listed: the listing loops"));
+      }
       after = page->end_cursor;
     }
   }

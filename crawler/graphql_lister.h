@@ -46,6 +46,10 @@ struct GraphqlPassResult {
   bool budget_spent = false;
   // Greatest updatedAt of a comment stored.
   std::optional<absl::Time> max_comment_updated;
+  // Why the pass stopped on GraphQL's side (an answer it cannot use, timeouts at page size 1, a
+  // looping cursor, a request that failed after its retries); OK when it did not. The comments
+  // stored are then not all of them: REST lists them, as with budget_spent.
+  absl::Status abandoned;
   // The tracker's clock (Date) when the first page was answered: a comment edited during the
   // pass is at or after it.
   std::optional<absl::Time> started;
@@ -73,8 +77,11 @@ struct SweepResult {
 struct GraphqlListerOptions {
   // Largest (and first) page size, 1..100. Default: kIssuesPerThreadsPage.
   int max_issues_per_page = kIssuesPerThreadsPage;
-  // Timeouts in a row at page size 1 before the pass fails. Default: 3.
+  // Timeouts in a row at page size 1 before the pass is abandoned. Default: 3.
   int max_timeouts_at_one = 3;
+  // The tokens' GraphQL points left as far as the crawl knows (the pool's last figures; a
+  // spent pool: 0, so no query is sent that would wait for its reset); -1: unknown. Default: -1.
+  int64_t known_remaining = -1;
 };
 
 class GraphqlLister {
@@ -89,9 +96,9 @@ class GraphqlLister {
                 std::function<absl::Status()> report);
 
   // CommentsPass stores the comments of every issue updated at or after `since` (all when
-  // unset). Errors: those of the requests, INVALID_ARGUMENT for an answer that does not parse,
-  // NOT_FOUND when the repository does not resolve, UNAVAILABLE after repeated timeouts at
-  // page size 1.
+  // unset). Whatever goes wrong on GraphQL's side ends the pass with `abandoned` (or
+  // `budget_spent`, `unavailable`) for the caller to list over REST; errors are only those of
+  // the store, of `report` and CANCELLED.
   absl::StatusOr<GraphqlPassResult> CommentsPass(const std::optional<absl::Time>& since);
 
   // Sweep finds the stored issues the tracker no longer lists and tombstones them: deleted (410
@@ -115,8 +122,11 @@ class GraphqlLister {
   absl::Status StoreComments(const std::string& listing, std::vector<v1::Comment> comments,
                              std::vector<BadItem> bad, const HttpResponse& resp, absl::Time now,
                              GraphqlPassResult* result);
-  // FollowUp continues long threads until each is complete.
-  absl::Status FollowUp(std::vector<ThreadCursor> threads, GraphqlPassResult* result);
+  // FollowUp continues long threads until each is complete: true; false when it stopped first
+  // (budget_spent or abandoned set).
+  absl::StatusOr<bool> FollowUp(std::vector<ThreadCursor> threads, GraphqlPassResult* result);
+  // Abandon records why the pass stops on GraphQL's side.
+  void Abandon(absl::Status why, GraphqlPassResult* result);
   // CheckVanished asks REST about one issue the listing lacks and tombstones it when gone.
   absl::Status CheckVanished(int64_t number, SweepResult* result);
 
@@ -131,7 +141,7 @@ class GraphqlLister {
   const GraphqlListerOptions options_;
   std::function<absl::Status()> report_;
   const std::string slug_;  // owner/name, for messages
-  int64_t remaining_ = -1;  // the token's GraphQL points left, as last reported
+  int64_t remaining_;  // the tokens' GraphQL points left, as last reported (-1: unknown)
   bool unavailable_ = false;
 };
 

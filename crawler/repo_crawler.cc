@@ -160,6 +160,7 @@ class RepoCrawler::Run {
     const CrawlerOptions& opt = c_->options_;
     GraphqlListerOptions gopt;
     gopt.max_issues_per_page = opt.graphql_page_size;
+    gopt.known_remaining = KnownGraphqlRemaining();
     graphql_lister_ = std::make_unique<GraphqlLister>(
         graphql_loop_.get(), loop_.get(), tracker_, ingest_.get(), c_->clock_, GraphqlUrl(),
         Where(), repo_, gopt, [this] { return Report(); });
@@ -176,9 +177,9 @@ class RepoCrawler::Run {
                      "points{}", slug_, pass.threads_pages, pass.comment_pages, pass.points,
                      pass.budget_spent ? "; the GraphQL budget ran out, REST lists them" : "");
       }
-      if (!pass.unavailable && !pass.budget_spent) {
+      if (!pass.unavailable && !pass.budget_spent && pass.abandoned.ok()) {
         std::optional<absl::Time> since = pass.max_comment_updated;
-        if (since && pass.started && *pass.started < *since) since = pass.started;
+        if (pass.started && (!since || *pass.started < *since)) since = pass.started;
         if (since) *cursor_.mutable_comments_since() = ToProto(*since);
         cursor_.clear_comments_etag();
         from_cursor_ = true;
@@ -188,6 +189,20 @@ class RepoCrawler::Run {
     RETURN_IF_ERROR(CrawlListing(Listing::kComments));
     if (!paused_ && !unavailable) RETURN_IF_ERROR(MaybeSweep(std::move(listed)));
     return absl::OkStatus();
+  }
+
+  // KnownGraphqlRemaining is the most GraphQL points any token of the pool has left by its last
+  // figures: 0 when every token is spent until a reset still ahead (no query is sent then: it
+  // would wait in the pool for the reset), -1 when some token's figure is unknown.
+  int64_t KnownGraphqlRemaining() const {
+    const absl::Time now = c_->clock_->Now();
+    int64_t best = 0;
+    for (const v1::TokenBudget& b : c_->options_.graphql_pool->Budgets()) {
+      if (b.remaining() < 0) return -1;
+      if (b.has_reset() && FromProto(b.reset()) <= now) return -1;  // reset since: unknown
+      best = std::max(best, b.remaining());
+    }
+    return best;
   }
 
   // MaybeSweep runs the presence sweep (GraphqlLister::Sweep) when it is due
@@ -200,7 +215,18 @@ class RepoCrawler::Run {
                      (!cursor_.has_swept_at() ||
                       now - FromProto(cursor_.swept_at()) >= opt.presence_sweep_interval);
     if (!listed && !due) return absl::OkStatus();
-    ASSIGN_OR_RETURN(SweepResult sweep, graphql_lister_->Sweep(std::move(listed)));
+    absl::StatusOr<SweepResult> swept = graphql_lister_->Sweep(std::move(listed));
+    if (!swept.ok()) {
+      // Best effort: the crawl itself is complete. Only a stop (cancelled, fenced) is an error.
+      const absl::StatusCode code = swept.status().code();
+      if (code == absl::StatusCode::kCancelled || code == absl::StatusCode::kFailedPrecondition) {
+        return swept.status();
+      }
+      spdlog::warn("{}: presence sweep failed, tried again at the next crawl: {}", slug_,
+                   std::string(swept.status().message()));
+      return absl::OkStatus();
+    }
+    SweepResult& sweep = *swept;
     graphql_points_ += sweep.points;
     progress_.counters.set_issues_gone(progress_.counters.issues_gone() +
                                        static_cast<int64_t>(sweep.deleted.size() +

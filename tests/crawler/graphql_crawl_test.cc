@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "crawler/curl_transport.h"
 #include "crawler/repo_crawler.h"
+#include "crawler/request_loop.h"
 #include "gtest/gtest.h"
 #include "tests/crawler/mem_store.h"
 #include "tests/simulator/tracker_simulator.h"
@@ -209,6 +210,35 @@ TEST_F(GraphqlCrawlTest, SpentGraphqlBudgetHandsOverToRestWithoutOverspending) {
   EXPECT_EQ(stats.graphql_over_budget, 0);
   EXPECT_EQ(stats.over_budget, 0);
   EXPECT_TRUE(p.done);
+}
+
+TEST_F(GraphqlCrawlTest, ASpentGraphqlBudgetNeverHoldsACrawlBackNorIsOverspent) {
+  sim::FaultConfig faults;
+  faults.graphql_budget = 0;
+  StartSimulator(faults, 150, 0);
+  const std::map<int64_t, std::string> rest = RestView();
+  sim_->ResetStats();
+  CrawlerOptions options;
+  options.token = kToken;
+  options.github_graphql = true;
+  options.graphql_pool = OneTokenPool(v1::TRACKER_GITHUB, kToken, Clock::Real(), RequestLoopOptions());
+  for (int round = 0; round < 2; ++round) {
+    std::unique_ptr<rocksdb::Env> env;
+    std::unique_ptr<IssueStore> store;
+    OpenMemStore(&env, &store);
+    RepoCrawler crawler(&transport_, store.get(), Clock::Real(), options);
+    auto result = crawler.Crawl(Lease(v1::CRAWL_MODE_FULL),
+                                [](const CrawlProgress&) { return absl::OkStatus(); });
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(StoreView(*store), rest) << "round " << round;
+    // The first crawl asks for the budget (free) and finds it spent; the second, sharing the
+    // pool, knows and sends nothing; neither waits for the reset an hour away.
+    EXPECT_EQ(sim_->Stats().graphql_requests, 1) << "round " << round;
+  }
+  const sim::SimStats stats = sim_->Stats();
+  EXPECT_EQ(stats.graphql_points, 0);
+  EXPECT_EQ(stats.graphql_over_budget, 0);
+  EXPECT_EQ(stats.over_budget, 0);
 }
 
 TEST_F(GraphqlCrawlTest, DeletedAndTransferredIssuesAreTombstonedInOneSweep) {

@@ -241,7 +241,9 @@ class Resolver {
     bool by_created = true, descending = false;
     if (f.args.contains("orderBy") && f.args["orderBy"].is_object()) {
       const Json& order = f.args["orderBy"];
-      const std::string field = order.value("field", "");
+      const std::string field =
+          order.contains("field") && order["field"].is_string() ? order["field"].get<std::string>()
+                                                                : "";
       if (field == "UPDATED_AT") {
         by_created = false;
       } else if (field != "CREATED_AT") {
@@ -249,7 +251,7 @@ class Resolver {
                                  field, "' (the simulator orders by CREATED_AT or UPDATED_AT)."));
         return nullptr;
       }
-      descending = order.value("direction", "ASC") == "DESC";
+      descending = order.contains("direction") && order["direction"] == "DESC";
     }
     int64_t since = 0;
     std::set<std::string> states;

@@ -113,6 +113,8 @@ class Reader {
 
   // Type skips a type reference: Name, [Type], either followed by '!'.
   bool Type() {
+    Leave leave{&depth_};
+    if (!Enter()) return false;
     Skip();
     if (Peek() == '[') {
       ++pos_;
@@ -149,6 +151,8 @@ class Reader {
   }
 
   bool SelectionSet(std::vector<Field>* out) {
+    Leave leave{&depth_};
+    if (!Enter()) return false;
     if (!Expect('{')) return false;
     for (;;) {
       Skip();
@@ -202,6 +206,8 @@ class Reader {
   }
 
   bool Value(bool constant, json* out) {
+    Leave leave{&depth_};
+    if (!Enter()) return false;
     Skip();
     const char c = Peek();
     if (c == '$') {
@@ -333,9 +339,25 @@ class Reader {
     return true;
   }
 
+  // Enter counts one more level of nesting (selection sets, lists, objects, list types); false
+  // (a parse error) beyond kMaxDepth, so a hostile query cannot exhaust the stack.
+  bool Enter() {
+    if (++depth_ > kMaxDepth) {
+      Fail(absl::StrCat("nested more than ", kMaxDepth, " levels deep"));
+      return false;
+    }
+    return true;
+  }
+  struct Leave {
+    int* depth;
+    ~Leave() { --*depth; }
+  };
+  static constexpr int kMaxDepth = 64;
+
   absl::string_view text_;
   const json& variables_;
   size_t pos_ = 0;
+  int depth_ = 0;
   std::set<std::string> declared_;
   std::map<std::string, json> defaults_;
   absl::Status error_ = absl::InvalidArgumentError("parse error");
@@ -374,10 +396,14 @@ absl::Status Walk(const std::vector<Field>& fields, int64_t multiplier,
             absl::StrCat("Requesting ", page, " records on the `", f.name,
                          "` connection exceeds the `first` limit of 100 records."));
       }
-      cost->requests += multiplier;
+      // Saturating arithmetic: ten nested first:100 would overflow int64; anything near the cap
+      // is far beyond the node limit anyway.
+      constexpr int64_t kCap = int64_t{1} << 50;
+      auto mul = [](int64_t a, int64_t b) { return b != 0 && a > kCap / b ? kCap : a * b; };
+      cost->requests = std::min(kCap, cost->requests + multiplier);
       const int64_t items = std::max<int64_t>(page, 1);
-      cost->nodes += multiplier * page;
-      below = multiplier * items;
+      cost->nodes = std::min(kCap, cost->nodes + mul(multiplier, page));
+      below = mul(multiplier, items);
     }
     absl::Status s = Walk(f.selections, below, connections, cost);
     if (!s.ok()) return s;

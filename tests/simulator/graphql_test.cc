@@ -48,6 +48,29 @@ TEST(GraphqlParseTest, ReadsOperationsAliasesArgumentsAndVariables) {
   EXPECT_EQ(issues.selections[0].selections[1].name, "title");
 }
 
+TEST(GraphqlParseTest, HostileNestingIsAnErrorNotACrash) {
+  std::string deep = "{";
+  for (int i = 0; i < 100000; ++i) deep += "a{";
+  auto op = graphql::Parse(Body(deep));
+  ASSERT_FALSE(op.ok());
+  EXPECT_NE(op.status().message().find("levels deep"), std::string::npos);
+  std::string lists = "{ a(x: ";
+  for (int i = 0; i < 100000; ++i) lists += "[";
+  EXPECT_FALSE(graphql::Parse(Body(lists)).ok());
+  // Ten nested first:100 connections: the arithmetic saturates, the node limit refuses it.
+  std::string nested = "{ repository(owner:\"a\",name:\"b\") { ";
+  for (int i = 0; i < 10; ++i) nested += "issues(first:100) { nodes { ";
+  nested += "number";
+  for (int i = 0; i < 10; ++i) nested += " } }";
+  nested += " } }";
+  auto parsed = graphql::Parse(Body(nested));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  auto cost = graphql::Analyse(*parsed, kConnections);
+  ASSERT_TRUE(cost.ok()) << cost.status();
+  EXPECT_GT(cost->nodes, 500000);
+  EXPECT_GT(cost->points, 0);
+}
+
 TEST(GraphqlParseTest, ErrorsNameTheProblemAndWhere) {
   auto bad = [](const std::string& body) {
     auto op = graphql::Parse(body);
@@ -215,6 +238,11 @@ TEST_F(GraphqlHttpTest, AnIssueUpdatedWhilePagingIsListedAgainNotSkipped) {
     after = conn["pageInfo"]["endCursor"];
   }
   for (int64_t number : touched) EXPECT_EQ(seen.count(number), 1u) << number;
+  // And nothing else was skipped: every issue the first page did not list comes later.
+  for (const CorpusEntry& e : sim_->Corpus()) {
+    if (e.is_pull_request || first_page.count(e.number) > 0) continue;
+    EXPECT_EQ(seen.count(e.number), 1u) << e.number;
+  }
 }
 
 TEST_F(GraphqlHttpTest, ErrorsAsGithubAnswersThem) {
