@@ -21,6 +21,8 @@ namespace {
 
 // Pages answered in a row before the page size grows again after a timeout.
 constexpr int kGrowAfter = 3;
+// Pages answered after which a size that timed out is tried again.
+constexpr int kForgetCeilingAfter = 100;
 
 // PostFailure is the error for an answer to a POST that is not 200 (never OK: a 2xx other than
 // 200 is UNKNOWN).
@@ -92,8 +94,12 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
   int size = max_size;
   int answered_in_a_row = 0;
   int timeouts_at_one = 0;
+  int good = 0;                  // the largest page size answered in this pass (0: none yet)
+  int ceiling = max_size + 1;    // the smallest page size that timed out
+  int answered_since_ceiling = 0;
   std::string after;
   std::set<std::string> cursors;  // every cursor followed: a repeated one would loop forever
+  std::vector<ThreadCursor> pending;  // long threads still to continue
   if (remaining_ < 0) {
     // The budget is unknown: ask for it (free) rather than risk a query it cannot pay for.
     absl::StatusOr<std::optional<HttpResponse>> sent = Query(RateLimitBody(), &result);
@@ -142,9 +148,10 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
       break;
     }
     if (!page.ok() && page.status().code() == absl::StatusCode::kOutOfRange) {
-      // Cut off or over the node limit: ask for fewer issues.
+      // Cut off or over the node limit: ask for fewer issues, and not for this many again.
       if (resp) ++result.timeouts;
       answered_in_a_row = 0;
+      ceiling = std::min(ceiling, size);
       if (size == 1 && ++timeouts_at_one >= options_.max_timeouts_at_one) {
         Abandon(absl::UnavailableError(absl::StrCat(
                     "POST ", Redact(url_), ": GraphQL queries time out even for one issue per "
@@ -152,7 +159,8 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
                 &result);
         break;
       }
-      size = std::max(1, size / 2);
+      // Back to the largest size answered so far when it is smaller, else half.
+      size = good > 0 && good < size ? good : std::max(1, size / 2);
       spdlog::info("{}: GraphQL page timed out; asking for {} issues per page", slug_, size);
       continue;
     }
@@ -184,7 +192,9 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
         ingest_->KeepRawPage("graphql_threads", url_, resp->body, now, nullptr, items));
     RETURN_IF_ERROR(StoreComments("graphql_threads", std::move(page->comments),
                                   std::move(page->bad), *resp, now, &result));
-    ASSIGN_OR_RETURN(bool complete, FollowUp(std::move(page->more_comments), &result));
+    // Long threads wait until kThreadsPerQuery of them fill one follow-up query (1 point).
+    for (ThreadCursor& t : page->more_comments) pending.push_back(std::move(t));
+    ASSIGN_OR_RETURN(bool complete, FollowUp(&pending, /*flush=*/!page->has_next, &result));
     if (!complete) break;  // budget spent or abandoned: REST lists the comments
     RETURN_IF_ERROR(report_());
     if (!page->has_next) break;
@@ -196,8 +206,16 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
       break;
     }
     after = page->end_cursor;
-    if (size < max_size && ++answered_in_a_row >= kGrowAfter) {
-      size = std::min(max_size, size + std::max(1, size / 2));
+    good = std::max(good, size);
+    if (++answered_since_ceiling >= kForgetCeilingAfter) {
+      ceiling = max_size + 1;  // the cut-offs may have been the server's load: try again
+      answered_since_ceiling = 0;
+    }
+    const int limit = std::min(max_size, ceiling - 1);
+    if (size < limit && ++answered_in_a_row >= kGrowAfter) {
+      // Grow halfway to the smallest size that timed out (a bisection), or by half again.
+      size = ceiling <= max_size ? (size + ceiling) / 2 : size + std::max(1, size / 2);
+      size = std::min(size, limit);
       answered_in_a_row = 0;
     }
   }
@@ -222,13 +240,13 @@ absl::Status GraphqlLister::StoreComments(const std::string& listing,
   return ingest_->StoreComments(comments);
 }
 
-absl::StatusOr<bool> GraphqlLister::FollowUp(std::vector<ThreadCursor> threads,
+absl::StatusOr<bool> GraphqlLister::FollowUp(std::vector<ThreadCursor>* pending, bool flush,
                                              GraphqlPassResult* result) {
   int timeouts = 0;
-  std::set<std::pair<int64_t, std::string>> followed;  // (issue, cursor) pairs continued
-  for (const ThreadCursor& t : threads) followed.insert(std::make_pair(t.number, t.after));
+  std::vector<ThreadCursor>& threads = *pending;
+  for (const ThreadCursor& t : threads) followed_.insert(std::make_pair(t.number, t.after));
   size_t batch = kThreadsPerQuery;
-  while (!threads.empty()) {
+  while (threads.size() >= batch || (flush && !threads.empty())) {
     RETURN_IF_ERROR(graphql_->CheckCancelled());
     if (!Affordable(1)) {
       result->budget_spent = true;
@@ -285,7 +303,7 @@ absl::StatusOr<bool> GraphqlLister::FollowUp(std::vector<ThreadCursor> threads,
                                   std::move(pages->bad), *resp, now, result));
     threads.erase(threads.begin(), threads.begin() + n);
     for (ThreadCursor& more : pages->more_comments) {
-      if (!followed.insert(std::make_pair(more.number, more.after)).second) {
+      if (!followed_.insert(std::make_pair(more.number, more.after)).second) {
         Abandon(absl::InvalidArgumentError(absl::StrCat(
                     "POST ", Redact(url_), ": the comments of #", more.number,
                     " page to a cursor already listed: the listing loops")),

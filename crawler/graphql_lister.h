@@ -11,7 +11,9 @@
 //
 // Page size adapts: it starts at (and never grows beyond) 100; a query GitHub cuts off (502/504,
 // "Something went wrong while executing your query") or one over the node limit is sent again
-// with half the issues, and after three answered pages in a row the size grows by half again. A
+// with the largest size answered so far (half, before any), and that size is not asked for
+// again for 100 pages; after three answered pages in a row the size grows halfway to the
+// smallest size that timed out (by half when none did), so it settles just below the cut-off. A
 // query is never sent when the token's GraphQL budget (the rateLimit object of the last answer)
 // cannot pay for it: the pass stops with budget_spent and the caller lists over REST. A server
 // without GraphQL (404, 401, 403 that is not a rate limit, 410) ends the pass with `unavailable`
@@ -23,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -122,9 +125,11 @@ class GraphqlLister {
   absl::Status StoreComments(const std::string& listing, std::vector<v1::Comment> comments,
                              std::vector<BadItem> bad, const HttpResponse& resp, absl::Time now,
                              GraphqlPassResult* result);
-  // FollowUp continues long threads until each is complete: true; false when it stopped first
-  // (budget_spent or abandoned set).
-  absl::StatusOr<bool> FollowUp(std::vector<ThreadCursor> threads, GraphqlPassResult* result);
+  // FollowUp continues the `pending` long threads, kThreadsPerQuery per query, while a full
+  // query's worth waits (with `flush`: until none is left), keeping each thread's next page
+  // pending: true; false when it stopped first (budget_spent or abandoned set).
+  absl::StatusOr<bool> FollowUp(std::vector<ThreadCursor>* pending, bool flush,
+                                GraphqlPassResult* result);
   // Abandon records why the pass stops on GraphQL's side.
   void Abandon(absl::Status why, GraphqlPassResult* result);
   // CheckVanished asks REST about one issue the listing lacks and tombstones it when gone.
@@ -143,6 +148,8 @@ class GraphqlLister {
   const std::string slug_;  // owner/name, for messages
   int64_t remaining_;  // the tokens' GraphQL points left, as last reported (-1: unknown)
   bool unavailable_ = false;
+  // (issue, cursor) pairs already continued: one seen again means the listing loops.
+  std::set<std::pair<int64_t, std::string>> followed_;
 };
 
 // TransferredTo names the issue at GitHub web URL `html_url` (".../OWNER/NAME/issues/N") as

@@ -30,7 +30,7 @@ using namespace issuescope;  // NOLINT: benchmark driver
 
 struct Phase {
   int64_t requests = 0, pages = 0, issues = 0, comments = 0;
-  int64_t graphql_requests = 0, graphql_points = 0, failed = 0;
+  int64_t graphql_requests = 0, graphql_points = 0, failed = 0, not_modified = 0;
   double seconds = 0;
 };
 
@@ -41,7 +41,10 @@ void Print(const std::string& name, const Phase& p, int tokens, bool pipeline) {
                       {"comments_stored", p.comments},
                       {"graphql_requests", p.graphql_requests},
                       {"graphql_points", p.graphql_points},
-                      {"budget_units", p.requests + p.graphql_points},
+                      {"not_modified", p.not_modified},
+                      // What the tracker charges: REST requests but 304s (free on GitHub), and
+                      // GraphQL points.
+                      {"budget_units", p.requests - p.not_modified + p.graphql_points},
                       {"failed_crawls", p.failed}};
   if (p.seconds > 0) {
     j["pages_per_s"] = p.pages / p.seconds;
@@ -137,6 +140,7 @@ int main(int argc, char** argv) {
           phase.requests += c.requests();
           phase.graphql_requests += c.graphql_requests();
           phase.graphql_points += c.graphql_points();
+          phase.not_modified += c.not_modified();
           phase.issues += c.issues_stored();
           phase.comments += c.comments_stored();
         }

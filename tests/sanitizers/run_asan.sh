@@ -30,7 +30,7 @@ TESTS=(
   crawler_curl_transport_test crawler_fault_crawl_test crawler_forge_crawler_test
   crawler_store_service_test crawler_worker_test crawler_worker_flags_test
   crawler_shift_repair_test crawler_request_loop_test crawler_page_ingest_test
-  crawler_lister_test crawler_urls_test
+  crawler_lister_test crawler_urls_test crawler_github_graphql_test crawler_graphql_crawl_test
   deploy_command_line_test
   coordinator_assignment_test coordinator_catalog_config_test coordinator_coordinator_core_test
   coordinator_coordinator_service_test coordinator_failover_test coordinator_home_grace_test
@@ -44,7 +44,7 @@ TESTS=(
   indexer_study_stats_test
   simulator_faults_test simulator_generator_test simulator_gitee_api_test
   simulator_gitlab_api_test simulator_http_api_test simulator_listing_test simulator_loader_test
-  simulator_mutation_test
+  simulator_mutation_test simulator_graphql_test
 )
 # The e2e tests start the daemons of the same tree (ASan+UBSan builds of issuescope,
 # issuescope-coordinator, -crawler, -indexer, -search and the simulator) as real processes;
