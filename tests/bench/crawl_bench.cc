@@ -30,7 +30,7 @@ using namespace issuescope;  // NOLINT: benchmark driver
 
 struct Phase {
   int64_t requests = 0, pages = 0, issues = 0, comments = 0;
-  int64_t graphql_requests = 0, graphql_points = 0, failed = 0, not_modified = 0;
+  int64_t graphql_requests = 0, graphql_points = 0, failed = 0, not_modified = 0, gone = 0;
   double seconds = 0;
 };
 
@@ -42,6 +42,7 @@ void Print(const std::string& name, const Phase& p, int tokens, bool pipeline) {
                       {"graphql_requests", p.graphql_requests},
                       {"graphql_points", p.graphql_points},
                       {"not_modified", p.not_modified},
+                      {"issues_gone", p.gone},
                       // What the tracker charges: REST requests but 304s (free on GitHub), and
                       // GraphQL points.
                       {"budget_units", p.requests - p.not_modified + p.graphql_points},
@@ -73,6 +74,13 @@ int main(int argc, char** argv) {
   app.add_flag("--graphql", graphql,
                "list GitHub issues over GraphQL (CrawlerOptions::github_graphql; implies --no-prs)");
   app.add_flag("--no-prs", no_prs, "leases without pull requests");
+  bool sweep_every_crawl = false;
+  std::string mutate;
+  app.add_flag("--sweep-every-crawl", sweep_every_crawl,
+               "with --graphql: the presence sweep runs on every crawl (else once a day)");
+  app.add_option("--mutate-before-recrawl", mutate,
+                 "JSON body POSTed to the simulator's /_sim/mutate between the full crawl and "
+                 "the re-crawl");
   CLI11_PARSE(app, argc, argv);
   if (graphql) no_prs = true;
   InitLogging("bench", "warn");
@@ -90,6 +98,7 @@ int main(int argc, char** argv) {
   crawler::CrawlerOptions options;
   options.pipeline_pages = !no_pipeline;
   options.github_graphql = graphql;
+  if (sweep_every_crawl) options.presence_sweep_interval = absl::ZeroDuration();
   if (graphql) {
     options.graphql_pool =
         std::make_shared<crawler::TokenPool>(v1::TRACKER_GITHUB, pool_tokens, Clock::Real());
@@ -141,6 +150,7 @@ int main(int argc, char** argv) {
           phase.graphql_requests += c.graphql_requests();
           phase.graphql_points += c.graphql_points();
           phase.not_modified += c.not_modified();
+          phase.gone += c.issues_gone();
           phase.issues += c.issues_stored();
           phase.comments += c.comments_stored();
         }
@@ -154,6 +164,19 @@ int main(int argc, char** argv) {
     return phase;
   };
   Print("full", run(v1::CRAWL_MODE_FULL), tokens, !no_pipeline);
+  if (recrawl && !mutate.empty()) {
+    crawler::HttpRequest req;
+    req.method = "POST";
+    req.url = api + "/_sim/mutate";
+    req.body = mutate;
+    req.headers.Add("Content-Type", "application/json");
+    auto resp = transport.Send(req);
+    if (!resp.ok() || resp->status != 200) {
+      std::fprintf(stderr, "crawl_bench: /_sim/mutate failed\n");
+      return 1;
+    }
+    std::printf("{\"phase\": \"mutate\", \"result\": %s}\n", resp->body.c_str());
+  }
   if (recrawl) Print("recrawl", run(v1::CRAWL_MODE_INCREMENTAL), tokens, !no_pipeline);
   if (per_issue) {
     // Perceval's strategy: every issue page, then every issue's comment pages.

@@ -7,7 +7,9 @@
 #      holds every issue and comment of the corpus;
 #   2. wall time of a full crawl at 200 ms latency with one token: REST vs GraphQL;
 #   3. the same full crawl when queries asking more than 3,000 nodes time out (adaptive page
-#      size): failed crawls, timeouts, points.
+#      size): failed crawls, timeouts, points;
+#   4. the presence sweep: 1% of the issues deleted and 1% transferred to another repository
+#      between a full crawl and an incremental one: every one tombstoned, and what it cost.
 # Usage: graphql_bench.sh [--small] --bin BUILD/bin --work DIR
 # --small is the bounded form (ctest -L bench): 2k issues, 600 at 200 ms.
 set -euo pipefail
@@ -123,5 +125,31 @@ out = {"phase": "timeouts", "failed_crawls": g["failed_crawls"], "timeouts": s["
        "stored_issues": g["issues_stored"], "stored_comments": g["comments_stored"]}
 print(json.dumps(out))
 if g["failed_crawls"] != 0:
+    sys.exit(1)
+PY
+
+echo "== 4. presence sweep: 1% deleted, 1% transferred between two crawls"
+GONE=$((BIG / 100))
+start_sim sweep --repo=bench/big:$BIG --repo=bench/other:100 $CORPUS_FLAGS --seed=7
+"$BIN/bench_crawl" --api "http://127.0.0.1:$PORT" --repos bench/big --data "$WORK/sweep.store" \
+    --tokens 1 --parallel 1 --graphql --recrawl --sweep-every-crawl \
+    --mutate-before-recrawl "{\"repo\": \"bench/big\", \"deleted_issues\": $GONE, \"transferred_issues\": $GONE}" \
+    > "$WORK/sweep.jsonl"
+grep -v '"phase": "mutate"' "$WORK/sweep.jsonl"
+stop_sim
+python3 - "$WORK" "$GONE" <<'PY'
+import json, sys
+w, gone = sys.argv[1], int(sys.argv[2])
+lines = {j["phase"]: j for j in map(json.loads, open(f"{w}/sweep.jsonl"))}
+m, r = lines["mutate"]["result"], lines["recrawl"]
+out = {"phase": "sweep", "deleted": len(m["deleted"]), "transferred": len(m["transferred"]),
+       "tombstoned": r["issues_gone"], "sweep_graphql_points": r["graphql_points"],
+       "sweep_rest_requests": r["requests"] - r["not_modified"], "budget_units": r["budget_units"],
+       "failed_crawls": r["failed_crawls"]}
+print(json.dumps(out))
+if out["tombstoned"] != out["deleted"] + out["transferred"] or out["deleted"] != gone \
+        or out["transferred"] != gone or out["failed_crawls"]:
+    print("graphql_bench: FAILED: every deleted and transferred issue must be tombstoned",
+          file=sys.stderr)
     sys.exit(1)
 PY
