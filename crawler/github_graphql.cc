@@ -106,6 +106,31 @@ absl::Status ReadComments(const json& conn, const v1::RepositoryRef& repo, int64
   return absl::OkStatus();
 }
 
+// RepositoryOf checks an answer for errors and returns its `data.repository`, reading its
+// rateLimit object into `rate`.
+absl::StatusOr<const json*> RepositoryOf(const json& doc, GraphqlRate* rate) {
+  const json* data = Member(doc, "data");
+  RETURN_IF_ERROR(Errors(doc, data != nullptr && Member(*data, "repository") != nullptr));
+  if (data == nullptr) return absl::InvalidArgumentError("GraphQL answer has no data");
+  RETURN_IF_ERROR(ReadRate(*data, rate));
+  return RequiredMember(*data, "repository");
+}
+
+// IssueNodes reads `repository.issues`: where it continues (`has_next`, `end_cursor`, required
+// when there is a next page) and its nodes (an array).
+absl::StatusOr<const json*> IssueNodes(const json& repository, bool* has_next,
+                                       std::string* end_cursor) {
+  ASSIGN_OR_RETURN(const json* issues, RequiredMember(repository, "issues"));
+  ASSIGN_OR_RETURN(const json* info, RequiredMember(*issues, "pageInfo"));
+  *has_next = info->value("hasNextPage", false);
+  if (*has_next) {
+    ASSIGN_OR_RETURN(*end_cursor, RequiredString(*info, "endCursor"));
+  }
+  ASSIGN_OR_RETURN(const json* nodes, RequiredMember(*issues, "nodes"));
+  if (!nodes->is_array()) return FieldError("issues.nodes", "is not an array");
+  return nodes;
+}
+
 }  // namespace
 
 std::string ThreadsPageBody(absl::string_view owner, absl::string_view name, int first,
@@ -168,19 +193,8 @@ absl::StatusOr<GraphqlNumbersPage> ParseGraphqlNumbersPage(absl::string_view bod
   ASSIGN_OR_RETURN(json doc, Document(body));
   GraphqlNumbersPage page;
   try {
-    const json* data = Member(doc, "data");
-    RETURN_IF_ERROR(Errors(doc, data != nullptr && Member(*data, "repository") != nullptr));
-    if (data == nullptr) return absl::InvalidArgumentError("GraphQL answer has no data");
-    RETURN_IF_ERROR(ReadRate(*data, &page.rate));
-    ASSIGN_OR_RETURN(const json* repository, RequiredMember(*data, "repository"));
-    ASSIGN_OR_RETURN(const json* issues, RequiredMember(*repository, "issues"));
-    ASSIGN_OR_RETURN(const json* info, RequiredMember(*issues, "pageInfo"));
-    page.has_next = info->value("hasNextPage", false);
-    if (page.has_next) {
-      ASSIGN_OR_RETURN(page.end_cursor, RequiredString(*info, "endCursor"));
-    }
-    ASSIGN_OR_RETURN(const json* nodes, RequiredMember(*issues, "nodes"));
-    if (!nodes->is_array()) return FieldError("issues.nodes", "is not an array");
+    ASSIGN_OR_RETURN(const json* repository, RepositoryOf(doc, &page.rate));
+    ASSIGN_OR_RETURN(const json* nodes, IssueNodes(*repository, &page.has_next, &page.end_cursor));
     for (size_t i = 0; i < nodes->size(); ++i) {
       absl::StatusOr<int64_t> number = RequiredInt((*nodes)[i], "number");
       if (!number.ok() || *number <= 0) {
@@ -221,19 +235,8 @@ absl::StatusOr<GraphqlThreadsPage> ParseGraphqlThreadsPage(absl::string_view bod
   ASSIGN_OR_RETURN(json doc, Document(body));
   GraphqlThreadsPage page;
   try {
-    const json* data = Member(doc, "data");
-    RETURN_IF_ERROR(Errors(doc, data != nullptr && Member(*data, "repository") != nullptr));
-    if (data == nullptr) return absl::InvalidArgumentError("GraphQL answer has no data");
-    RETURN_IF_ERROR(ReadRate(*data, &page.rate));
-    ASSIGN_OR_RETURN(const json* repository, RequiredMember(*data, "repository"));
-    ASSIGN_OR_RETURN(const json* issues, RequiredMember(*repository, "issues"));
-    ASSIGN_OR_RETURN(const json* info, RequiredMember(*issues, "pageInfo"));
-    page.has_next = info->value("hasNextPage", false);
-    if (page.has_next) {
-      ASSIGN_OR_RETURN(page.end_cursor, RequiredString(*info, "endCursor"));
-    }
-    ASSIGN_OR_RETURN(const json* nodes, RequiredMember(*issues, "nodes"));
-    if (!nodes->is_array()) return FieldError("issues.nodes", "is not an array");
+    ASSIGN_OR_RETURN(const json* repository, RepositoryOf(doc, &page.rate));
+    ASSIGN_OR_RETURN(const json* nodes, IssueNodes(*repository, &page.has_next, &page.end_cursor));
     for (size_t i = 0; i < nodes->size(); ++i) {
       const json& node = (*nodes)[i];
       absl::StatusOr<int64_t> number = RequiredInt(node, "number");
@@ -244,8 +247,7 @@ absl::StatusOr<GraphqlThreadsPage> ParseGraphqlThreadsPage(absl::string_view bod
         return absl::InvalidArgumentError(absl::StrCat("item ", i, ": ", s.message()));
       }
       page.numbers.push_back(*number);
-      page.updated.push_back(absl::FromUnixSeconds(updated.seconds()) +
-                             absl::Nanoseconds(updated.nanos()));
+      page.updated.push_back(FromProto(updated));
       ASSIGN_OR_RETURN(const json* comments, RequiredMember(node, "comments"));
       RETURN_IF_ERROR(ReadComments(*comments, repo, *number, &page.comments, &page.more_comments,
                                    &page.bad));
@@ -262,11 +264,7 @@ absl::StatusOr<GraphqlCommentPages> ParseGraphqlCommentPages(
   ASSIGN_OR_RETURN(json doc, Document(body));
   GraphqlCommentPages pages;
   try {
-    const json* data = Member(doc, "data");
-    RETURN_IF_ERROR(Errors(doc, data != nullptr && Member(*data, "repository") != nullptr));
-    if (data == nullptr) return absl::InvalidArgumentError("GraphQL answer has no data");
-    RETURN_IF_ERROR(ReadRate(*data, &pages.rate));
-    ASSIGN_OR_RETURN(const json* repository, RequiredMember(*data, "repository"));
+    ASSIGN_OR_RETURN(const json* repository, RepositoryOf(doc, &pages.rate));
     if (!repository->is_object()) return FieldError("repository", "is not an object");
     // Aliases GitHub says it could not resolve (NOT_FOUND with the alias in its path): the
     // issue is gone. A null for any other reason is an error, never a complete thread.

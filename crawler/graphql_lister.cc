@@ -61,7 +61,7 @@ void GraphqlLister::NoteRate(const GraphqlRate& rate, int64_t* points) {
 }
 
 absl::StatusOr<std::optional<HttpResponse>> GraphqlLister::Query(const std::string& body,
-                                                                 GraphqlPassResult* result) {
+                                                                 int64_t* timeouts) {
   ASSIGN_OR_RETURN(HttpResponse resp, graphql_->Post(url_, body));
   const int s = resp.status;
   if (s == 404 || s == 401 || s == 403 || s == 410) {
@@ -74,7 +74,7 @@ absl::StatusOr<std::optional<HttpResponse>> GraphqlLister::Query(const std::stri
     return std::optional<HttpResponse>();
   }
   if (IsGraphqlTimeout(s, resp.body)) {
-    ++result->timeouts;
+    if (timeouts != nullptr) ++*timeouts;
     return std::optional<HttpResponse>();
   }
   if (s != 200) return PostFailure(s, url_);
@@ -102,7 +102,7 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
   std::vector<ThreadCursor> pending;  // long threads still to continue
   if (remaining_ < 0) {
     // The budget is unknown: ask for it (free) rather than risk a query it cannot pay for.
-    absl::StatusOr<std::optional<HttpResponse>> sent = Query(RateLimitBody(), &result);
+    absl::StatusOr<std::optional<HttpResponse>> sent = Query(RateLimitBody(), &result.timeouts);
     if (!sent.ok()) {
       if (sent.status().code() == absl::StatusCode::kCancelled) return sent.status();
       Abandon(sent.status(), &result);
@@ -127,7 +127,7 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
       break;
     }
     absl::StatusOr<std::optional<HttpResponse>> sent =
-        Query(ThreadsPageBody(where_.owner, where_.name, size, after, since), &result);
+        Query(ThreadsPageBody(where_.owner, where_.name, size, after, since), &result.timeouts);
     if (!sent.ok()) {
       if (sent.status().code() == absl::StatusCode::kCancelled) return sent.status();
       Abandon(sent.status(), &result);
@@ -255,7 +255,7 @@ absl::StatusOr<bool> GraphqlLister::FollowUp(std::vector<ThreadCursor>* pending,
     const size_t n = std::min(batch, threads.size());
     std::vector<ThreadCursor> asked(threads.begin(), threads.begin() + n);
     absl::StatusOr<std::optional<HttpResponse>> sent =
-        Query(CommentPagesBody(where_.owner, where_.name, asked), result);
+        Query(CommentPagesBody(where_.owner, where_.name, asked), &result->timeouts);
     if (!sent.ok()) {
       if (sent.status().code() == absl::StatusCode::kCancelled) return sent.status();
       Abandon(sent.status(), result);
@@ -327,20 +327,18 @@ absl::StatusOr<SweepResult> GraphqlLister::Sweep(std::optional<std::vector<int64
     for (;;) {
       RETURN_IF_ERROR(graphql_->CheckCancelled());
       if (!Affordable(1)) return result;  // incomplete: nothing is tombstoned
-      absl::StatusOr<HttpResponse> sent =
-          graphql_->Post(url_, IssueNumbersBody(where_.owner, where_.name, after));
+      absl::StatusOr<std::optional<HttpResponse>> sent =
+          Query(IssueNumbersBody(where_.owner, where_.name, after), nullptr);
       if (!sent.ok() && sent.status().code() == absl::StatusCode::kResourceExhausted) {
         return result;  // the budget: incomplete, nothing tombstoned
       }
       if (!sent.ok()) return sent.status();
-      HttpResponse& resp = *sent;
-      const int s = resp.status;
-      if (s == 404 || s == 401 || s == 403 || s == 410) {
-        unavailable_ = true;  // no GraphQL here: no sweep (nothing is tombstoned)
-        return result;
+      if (unavailable_) return result;  // no GraphQL here: no sweep (nothing is tombstoned)
+      if (!*sent) {
+        return absl::UnavailableError(
+            absl::StrCat("POST ", Redact(url_), ": a numbers page timed out"));
       }
-      if (s != 200) return PostFailure(s, url_);
-      absl::StatusOr<GraphqlNumbersPage> page = ParseGraphqlNumbersPage(resp.body);
+      absl::StatusOr<GraphqlNumbersPage> page = ParseGraphqlNumbersPage((*sent)->body);
       if (!page.ok() && page.status().code() == absl::StatusCode::kResourceExhausted) {
         remaining_ = 0;
         return result;
@@ -350,8 +348,7 @@ absl::StatusOr<SweepResult> GraphqlLister::Sweep(std::optional<std::vector<int64
                             absl::StrCat("POST ", Redact(url_), ": ", page.status().message()));
       }
       ++result.pages;
-      if (page->rate.cost > 0) result.points += page->rate.cost;
-      if (page->rate.remaining >= 0) remaining_ = page->rate.remaining;
+      NoteRate(page->rate, &result.points);
       numbers.insert(numbers.end(), page->numbers.begin(), page->numbers.end());
       if (!page->has_next) break;
       if (page->numbers.empty()) {

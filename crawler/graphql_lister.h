@@ -114,10 +114,9 @@ class GraphqlLister {
   absl::StatusOr<SweepResult> Sweep(std::optional<std::vector<int64_t>> listed);
 
  private:
-  // Query sends one GraphQL body; nullopt for a timeout (ask for fewer) or when GraphQL is not
-  // served (unavailable_ set).
-  absl::StatusOr<std::optional<HttpResponse>> Query(const std::string& body,
-                                                    GraphqlPassResult* result);
+  // Query sends one GraphQL body; nullopt for a timeout (ask for fewer; counted in `timeouts`
+  // when not null) or when GraphQL is not served (unavailable_ set).
+  absl::StatusOr<std::optional<HttpResponse>> Query(const std::string& body, int64_t* timeouts);
   // Affordable reports whether the last known budget pays for `points`.
   bool Affordable(int64_t points) const;
   void NoteRate(const GraphqlRate& rate, int64_t* points);

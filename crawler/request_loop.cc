@@ -91,15 +91,16 @@ void RequestLoop::NoteRate(const RateLimit& rl) {
 }
 
 absl::StatusOr<HttpResponse> RequestLoop::Get(const std::string& url, const std::string& etag) {
-  return Send("GET", url, etag, "");
+  return Send("GET", url, etag, "", /*return_cutoffs=*/false);
 }
 
 absl::StatusOr<HttpResponse> RequestLoop::Post(const std::string& url, const std::string& body) {
-  return Send("POST", url, "", body);
+  return Send("POST", url, "", body, /*return_cutoffs=*/true);
 }
 
 absl::StatusOr<HttpResponse> RequestLoop::Send(const std::string& method, const std::string& url,
-                                               const std::string& etag, const std::string& body) {
+                                               const std::string& etag, const std::string& body,
+                                               bool return_cutoffs) {
   const std::string where = absl::StrCat(method, " ", Redact(url));
   int retries = 0;
   for (;;) {
@@ -168,10 +169,7 @@ absl::StatusOr<HttpResponse> RequestLoop::Send(const std::string& method, const 
       } else {
         pool_->Release(*token, rl, TokenOutcome::kOk);
         NoteRate(rl);
-        if (method == "POST" && (s == 502 || s == 504)) {
-          // A GraphQL query cut off: the caller asks for less rather than the same again.
-          return resp;
-        }
+        if (return_cutoffs && (s == 502 || s == 504)) return resp;
         if (s >= 500) {
           last = HttpStatusToStatus(s, where);
           wait = Backoff(retries);

@@ -75,7 +75,9 @@ class RequestLoop {
   // response below 500 except a rate-limited 403/429. Errors name the URL (redacted).
   absl::StatusOr<HttpResponse> Get(const std::string& url, const std::string& etag);
   // Post sends one POST of `body` (JSON) to `url` with the same retries, token handling and
-  // results as Get (GitHub's GraphQL endpoint; the pool is then the token's GraphQL budget).
+  // results as Get (GitHub's GraphQL endpoint; the pool is then the token's GraphQL budget),
+  // except that a 502 or 504 is returned, not retried: GitHub cutting a query off, which the
+  // caller sends again asking for less.
   absl::StatusOr<HttpResponse> Post(const std::string& url, const std::string& body);
 
   // Sleep waits `d` on the clock in steps of at most 1 s; CANCELLED once cancelled.
@@ -102,9 +104,11 @@ class RequestLoop {
   Rate rate() const;
 
  private:
-  // Send is Get and Post: one request with retries.
+  // Send is Get and Post: one request with retries; with `return_cutoffs` a 502 or 504 is
+  // returned instead of retried.
   absl::StatusOr<HttpResponse> Send(const std::string& method, const std::string& url,
-                                    const std::string& etag, const std::string& body);
+                                    const std::string& etag, const std::string& body,
+                                    bool return_cutoffs);
   // NoteRate records what one response said about its token's budget.
   void NoteRate(const RateLimit& rl);
 

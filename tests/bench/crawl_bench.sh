@@ -9,31 +9,9 @@
 # Usage: crawl_bench.sh [--small] --bin BUILD/bin --work DIR
 # --small is the bounded form (ctest -L bench): 2k issues, 2 x 300 issues at 200 ms, 5k issues.
 set -euo pipefail
-SMALL=0; BIN=""; WORK=""
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --small) SMALL=1; shift;;
-    --bin) BIN="$2"; shift 2;;
-    --work) WORK="$2"; shift 2;;
-    *) echo "unknown argument $1" >&2; exit 2;;
-  esac
-done
-[[ -n "$BIN" && -n "$WORK" ]] || { echo "usage: $0 [--small] --bin DIR --work DIR" >&2; exit 2; }
-rm -rf "$WORK"; mkdir -p "$WORK"
+source "$(dirname "$0")/bench_sim.sh"
 if [[ $SMALL == 1 ]]; then BIG=2000; LAT_ISSUES=300; HUGE=5000; else BIG=20000; LAT_ISSUES=600; HUGE=100000; fi
 
-SIM_PID=""
-start_sim() {  # start_sim NAME ARGS... ; sets PORT
-  local name="$1"; shift
-  rm -f "$WORK/$name.port"
-  "$BIN/issuescope-simulator" --port-file="$WORK/$name.port" --threads=16 --rate-limit=100000000 \
-      --log-level=warn "$@" > "$WORK/$name.sim.log" 2>&1 &
-  SIM_PID=$!
-  for _ in $(seq 1 600); do [[ -s "$WORK/$name.port" ]] && break; sleep 0.1; done
-  PORT=$(cat "$WORK/$name.port")
-}
-stop_sim() { kill "$SIM_PID" 2>/dev/null || true; wait "$SIM_PID" 2>/dev/null || true; }
-trap stop_sim EXIT
 stat_of() { curl -s "http://127.0.0.1:$PORT/_sim/stats" | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 
 echo "== 1. request economy, $BIG issues, ~5 comments each, zero latency"

@@ -13,32 +13,11 @@
 # Usage: graphql_bench.sh [--small] --bin BUILD/bin --work DIR
 # --small is the bounded form (ctest -L bench): 2k issues, 600 at 200 ms.
 set -euo pipefail
-SMALL=0; BIN=""; WORK=""
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --small) SMALL=1; shift;;
-    --bin) BIN="$2"; shift 2;;
-    --work) WORK="$2"; shift 2;;
-    *) echo "unknown argument $1" >&2; exit 2;;
-  esac
-done
-[[ -n "$BIN" && -n "$WORK" ]] || { echo "usage: $0 [--small] --bin DIR --work DIR" >&2; exit 2; }
-rm -rf "$WORK"; mkdir -p "$WORK"
+source "$(dirname "$0")/bench_sim.sh"
 if [[ $SMALL == 1 ]]; then BIG=2000; LAT=600; else BIG=20000; LAT=4000; fi
 CORPUS_FLAGS="--comments-per-issue=3.9 --long-thread-fraction=0.005 --long-thread-max=400 --pr-fraction=0"
 
-SIM_PID=""
-start_sim() {  # start_sim NAME ARGS... ; sets PORT
-  local name="$1"; shift
-  rm -f "$WORK/$name.port"
-  "$BIN/issuescope-simulator" --port-file="$WORK/$name.port" --threads=16 --rate-limit=5000 \
-      --log-level=warn "$@" > "$WORK/$name.sim.log" 2>&1 &
-  SIM_PID=$!
-  for _ in $(seq 1 600); do [[ -s "$WORK/$name.port" ]] && break; sleep 0.1; done
-  PORT=$(cat "$WORK/$name.port")
-}
-stop_sim() { kill "$SIM_PID" 2>/dev/null || true; wait "$SIM_PID" 2>/dev/null || true; }
-trap stop_sim EXIT
+SIM_RATE_LIMIT=5000  # GitHub's REST budget: the crawls must stay within it
 stats() { curl -s "http://127.0.0.1:$PORT/_sim/stats" > "$WORK/$1.stats.json"; }
 reset_stats() { curl -s -X POST "http://127.0.0.1:$PORT/_sim/stats/reset" > /dev/null; }
 

@@ -127,26 +127,20 @@ class Mutator {
 
   // PickPlainIssue chooses an issue that is not a pull request; false when there is none.
   bool PickPlainIssue(Repository** repo_out, uint32_t* pos_out) {
-    const size_t start = rng_.Uniform(repos_.size());
-    for (size_t k = 0; k < repos_.size(); ++k) {
-      Repository& repo = corpus_.repos[repos_[(start + k) % repos_.size()]];
-      const size_t n = repo.issues.size();
-      if (n == 0) continue;
-      const size_t first = rng_.Uniform(n);
-      for (size_t j = 0; j < n; ++j) {
-        const size_t pos = (first + j) % n;
-        if (!repo.issues[pos].is_pull_request) {
-          *repo_out = &repo;
-          *pos_out = static_cast<uint32_t>(pos);
-          return true;
-        }
-      }
-    }
-    return false;
+    return PickWhere([](const Issue& i) { return !i.is_pull_request; }, repo_out, pos_out);
   }
 
-  // PickIssue chooses an issue (an open one when `open_only`); false when there is none.
+  // PickIssue chooses an issue (an open one when `open_only`; Gitee's "progressing" issues are
+  // open too and may be closed); false when there is none.
   bool PickIssue(bool open_only, Repository** repo_out, uint32_t* pos_out) {
+    return PickWhere([open_only](const Issue& i) { return !open_only || i.open; }, repo_out,
+                     pos_out);
+  }
+
+  // PickWhere chooses an issue for which `ok` holds, starting at a random repository and a random
+  // position in it; false when there is none.
+  template <typename Pred>
+  bool PickWhere(const Pred& ok, Repository** repo_out, uint32_t* pos_out) {
     const size_t start = rng_.Uniform(repos_.size());
     for (size_t k = 0; k < repos_.size(); ++k) {
       Repository& repo = corpus_.repos[repos_[(start + k) % repos_.size()]];
@@ -155,8 +149,7 @@ class Mutator {
       const size_t first = rng_.Uniform(n);
       for (size_t j = 0; j < n; ++j) {
         const size_t pos = (first + j) % n;
-        // Gitee's "progressing" issues are open too and may be closed.
-        if (!open_only || repo.issues[pos].open) {
+        if (ok(repo.issues[pos])) {
           *repo_out = &repo;
           *pos_out = static_cast<uint32_t>(pos);
           return true;

@@ -294,11 +294,7 @@ class Resolver {
       return descending ? Json::array({-k, -issue.number}) : Json::array({k, issue.number});
     };
     return Page(f, listed.size(), key,
-                [&](size_t i, const Field& s) { return IssueNodes(repo, *listed[i], s); });
-  }
-
-  Json IssueNodes(const sim::Repository& repo, const sim::Issue& issue, const Field& nodes) {
-    return Issue(repo, issue, nodes);
+                [&](size_t i, const Field& s) { return Issue(repo, *listed[i], s); });
   }
 
   Json Actor(const std::string& login, const Field& f) {

@@ -190,17 +190,20 @@ class Reader {
     }
   }
 
-  bool Arguments(json* out) {
-    if (!Expect('(')) return false;
+  bool Arguments(json* out) { return Expect('(') && Pairs(')', /*constant=*/false, out); }
+
+  // Pairs reads `name: value` pairs into the object `out` up to and including `close` (an
+  // argument list's ')' or an input object's '}').
+  bool Pairs(char close, bool constant, json* out) {
     for (;;) {
       Skip();
-      if (Peek() == ')') {
+      if (Peek() == close) {
         ++pos_;
         return true;
       }
       std::string name;
       json value;
-      if (!Name(&name) || !Expect(':') || !Value(/*constant=*/false, &value)) return false;
+      if (!Name(&name) || !Expect(':') || !Value(constant, &value)) return false;
       (*out)[name] = std::move(value);
     }
   }
@@ -250,17 +253,7 @@ class Reader {
     if (c == '{') {
       ++pos_;
       *out = json::object();
-      for (;;) {
-        Skip();
-        if (Peek() == '}') {
-          ++pos_;
-          return true;
-        }
-        std::string name;
-        json item;
-        if (!Name(&name) || !Expect(':') || !Value(constant, &item)) return false;
-        (*out)[name] = std::move(item);
-      }
+      return Pairs('}', constant, out);
     }
     std::string name;
     if (!Name(&name)) return false;

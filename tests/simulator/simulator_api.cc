@@ -292,10 +292,7 @@ void TrackerSimulator::HandleGraphql(const httplib::Request& req, httplib::Respo
     res.set_header("X-RateLimit-Used", std::to_string(b.used));
     res.set_header("X-RateLimit-Resource", "graphql");
   };
-  if (!faults.graphql || (req.method != "POST" && req.method != "GET")) {
-    return finish(404, Dump(ErrorJson("Not Found", "https://docs.github.com/rest")));
-  }
-  if (req.method != "POST") {
+  if (!faults.graphql || req.method != "POST") {
     return finish(404, Dump(ErrorJson("Not Found", kGraphqlDocs)));
   }
   if (token.empty()) {
