@@ -49,7 +49,7 @@ class ShardProbe : public Xapian::PostingSource {
       // A backend without revisions.
     } catch (const Xapian::UnimplementedError&) {
     }
-    out_->push_back(ShardShare{db.get_uuid(), db.get_doccount(), revision});
+    out_->push_back(ShardShare{db.get_uuid(), db.get_doccount(), revision, db.get_lastdocid()});
   }
   Xapian::doccount get_termfreq_min() const override { return 0; }
   Xapian::doccount get_termfreq_est() const override { return 0; }

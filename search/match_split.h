@@ -58,6 +58,8 @@ struct ShardShare {
   std::string uuid;
   Xapian::doccount documents = 0;
   Xapian::rev revision = 0;  // 0 where the backend has none (in memory)
+  // Highest document id the shard ever used: above `documents` once documents were deleted.
+  Xapian::docid last_docid = 0;
 };
 
 // ListShards returns the shards of `db` in order (one entry for an unsharded database). Throws

@@ -16,6 +16,7 @@
 #include "common/repo_slug.h"
 #include "common/status_macros.h"
 #include "docid_sample.h"
+#include "search/full_coverage.h"
 #include "search/match_split.h"
 #include "proximity.h"
 #include "ranking_weight.h"
@@ -193,6 +194,8 @@ void FillHit(const v1::IssueWithComments& iwc, v1::SearchHit* hit) {
   hit->set_comment_count(issue.comment_count());
   hit->set_is_pull_request(issue.is_pull_request());
   hit->set_url(issue.url());
+  hit->set_deleted(issue.deleted());
+  hit->set_transferred_to(issue.transferred_to());
   if (issue.has_tags()) {
     // The tags without their evidence: audit detail for the issue view (GetIssue), and most
     // of a hit's bytes.
@@ -215,7 +218,7 @@ Xapian::MSet BooleanCount(const Xapian::Database& db, const Xapian::Query& query
                           Xapian::MatchSpy* spy, Xapian::doccount check) {
   Xapian::Enquire enquire(db);
   enquire.set_query(MatchSetQuery(query));
-  enquire.set_weighting_scheme(Xapian::BoolWeight());
+  SetUnrankedScheme(enquire, db);
   enquire.set_docid_order(Xapian::Enquire::ASCENDING);
   if (spy != nullptr) enquire.add_matchspy(spy);
   return enquire.get_mset(0, 1, check);
@@ -327,7 +330,7 @@ MatchCount CountMatchesBounded(const MatchSplit& split, const std::vector<Xapian
   // exact for one term (a label, a state, a single word), free.
   Xapian::Enquire estimator(db);
   estimator.set_query(MatchSetQuery(queries[0]));
-  estimator.set_weighting_scheme(Xapian::BoolWeight());
+  SetUnrankedScheme(estimator, db);
   const Xapian::MSet probe = estimator.get_mset(0, 0);  // statistics only: no match is run
   if (probe.get_matches_lower_bound() == probe.get_matches_upper_bound()) {
     return {static_cast<int64_t>(probe.get_matches_lower_bound()), true};

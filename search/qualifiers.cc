@@ -19,6 +19,7 @@
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
 #include "common/time_util.h"
+#include "search/full_coverage.h"
 #include "search/match_split.h"
 #include "revision_cache.h"
 
@@ -48,9 +49,11 @@ std::string BooleanTerm(absl::string_view prefix, absl::string_view value) {
 // term continues with a repository slug).
 Xapian::Query NothingFilter() { return BooleanFilter(Xapian::Query(index::kIdPrefix)); }
 
-// AnyTerm is the OR of the given terms, as a weightless filter.
-QualifierResult AnyTerm(const std::vector<std::string>& terms) {
-  std::vector<Xapian::Query> queries(terms.begin(), terms.end());
+// AnyTerm is the OR of the given terms, as a weightless filter (FilterTerm each).
+QualifierResult AnyTerm(const Xapian::Database& db, const std::vector<std::string>& terms) {
+  std::vector<Xapian::Query> queries;
+  queries.reserve(terms.size());
+  for (const std::string& term : terms) queries.push_back(FilterTerm(db, term));
   QualifierResult result;
   result.filter =
       BooleanFilter(Xapian::Query(Xapian::Query::OP_OR, queries.begin(), queries.end()));
@@ -59,14 +62,15 @@ QualifierResult AnyTerm(const std::vector<std::string>& terms) {
 
 // TermHandler makes a handler for a qualifier whose values map 1:1 to `prefix + value`.
 Handler TermHandler(const char* prefix) {
-  return [prefix](const Token& token, const Xapian::Database&) -> absl::StatusOr<QualifierResult> {
+  return [prefix](const Token& token,
+                  const Xapian::Database& db) -> absl::StatusOr<QualifierResult> {
     std::vector<std::string> terms;
     for (const QualifierValue& v : token.values) terms.push_back(BooleanTerm(prefix, v.text));
-    return AnyTerm(terms);
+    return AnyTerm(db, terms);
   };
 }
 
-absl::StatusOr<QualifierResult> RepoHandler(const Token& token, const Xapian::Database&) {
+absl::StatusOr<QualifierResult> RepoHandler(const Token& token, const Xapian::Database& db) {
   std::vector<std::string> terms;
   for (const QualifierValue& v : token.values) {
     absl::string_view text = v.text;
@@ -85,10 +89,10 @@ absl::StatusOr<QualifierResult> RepoHandler(const Token& token, const Xapian::Da
                         ? BooleanTerm(index::kRepoPrefix, text)
                         : BooleanTerm(index::kRepoSlugPrefix, absl::StrCat(tracker, ":", text)));
   }
-  return AnyTerm(terms);
+  return AnyTerm(db, terms);
 }
 
-absl::StatusOr<QualifierResult> IsHandler(const Token& token, const Xapian::Database&) {
+absl::StatusOr<QualifierResult> IsHandler(const Token& token, const Xapian::Database& db) {
   std::vector<std::string> terms;
   for (const QualifierValue& v : token.values) {
     const std::string value = absl::AsciiStrToLower(v.text);
@@ -101,21 +105,24 @@ absl::StatusOr<QualifierResult> IsHandler(const Token& token, const Xapian::Data
       terms.push_back(BooleanTerm(index::kStatePrefix, "rejected"));
     } else if (value == "issue" || value == "pr") {
       terms.push_back(BooleanTerm(index::kTypePrefix, value));
+    } else if (value == "deleted" || value == "transferred") {
+      // Only the gone database has these terms (Searcher routes such queries there).
+      terms.push_back(BooleanTerm(index::kGonePrefix, value));
     } else {
-      return BadValue(token, v, "open, closed, issue or pr");
+      return BadValue(token, v, "open, closed, issue, pr, deleted or transferred");
     }
   }
-  return AnyTerm(terms);
+  return AnyTerm(db, terms);
 }
 
-absl::StatusOr<QualifierResult> TrackerHandler(const Token& token, const Xapian::Database&) {
+absl::StatusOr<QualifierResult> TrackerHandler(const Token& token, const Xapian::Database& db) {
   std::vector<std::string> terms;
   for (const QualifierValue& v : token.values) {
     absl::StatusOr<v1::Tracker> tracker = ParseTrackerName(absl::AsciiStrToLower(v.text));
     if (!tracker.ok()) return BadValue(token, v, "github, gitlab or gitee");
     terms.push_back(BooleanTerm(index::kTrackerPrefix, TrackerName(*tracker)));
   }
-  return AnyTerm(terms);
+  return AnyTerm(db, terms);
 }
 
 absl::Status SingleValue(const Token& token) {
@@ -164,23 +171,23 @@ absl::StatusOr<QualifierResult> SortHandler(const Token& token, const Xapian::Da
   return result;
 }
 
-absl::StatusOr<QualifierResult> NoHandler(const Token& token, const Xapian::Database&) {
+absl::StatusOr<QualifierResult> NoHandler(const Token& token, const Xapian::Database& db) {
   std::vector<std::string> terms;
   for (const QualifierValue& v : token.values) {
     if (absl::AsciiStrToLower(v.text) != "label") return BadValue(token, v, "label");
     terms.push_back(index::kNoLabelTerm);
   }
-  return AnyTerm(terms);
+  return AnyTerm(db, terms);
 }
 
-absl::StatusOr<QualifierResult> LlmHandler(const Token& token, const Xapian::Database&) {
+absl::StatusOr<QualifierResult> LlmHandler(const Token& token, const Xapian::Database& db) {
   std::vector<std::string> terms;
   for (const QualifierValue& v : token.values) {
     const std::string value = absl::AsciiStrToLower(v.text);
     if (value != "true" && value != "false") return BadValue(token, v, "true or false");
     terms.push_back(BooleanTerm(index::kLlmPrefix, value));
   }
-  return AnyTerm(terms);
+  return AnyTerm(db, terms);
 }
 
 absl::StatusOr<QualifierResult> InHandler(const Token& token, const Xapian::Database&) {
@@ -234,7 +241,7 @@ Handler TaxonomyHandler(const char* prefix) {
       nothing.filter = NothingFilter();
       return nothing;
     }
-    return AnyTerm(terms);
+    return AnyTerm(db, terms);
   };
 }
 
@@ -403,7 +410,7 @@ Xapian::Query DateRange(Xapian::valueno slot, std::optional<int64_t> lo, std::op
   if (years) {
     for (const auto& [term, period] : *years) {
       if (!inside(period)) continue;
-      parts.emplace_back(term);
+      parts.push_back(FilterTerm(*db, term));
       whole_years.push_back(period);
     }
   }
@@ -416,9 +423,9 @@ Xapian::Query DateRange(Xapian::valueno slot, std::optional<int64_t> lo, std::op
         });
     if (in_whole_year) continue;
     if (inside(period)) {
-      parts.emplace_back(term);
+      parts.push_back(FilterTerm(*db, term));
     } else {
-      parts.emplace_back(Xapian::Query::OP_FILTER, Xapian::Query(term), by_value);
+      parts.emplace_back(Xapian::Query::OP_FILTER, FilterTerm(*db, term), by_value);
     }
     if (parts.size() > kMaxRangeTerms) return by_value;
   }
