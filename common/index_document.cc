@@ -151,6 +151,20 @@ Xapian::Document BuildDocument(const v1::IssueWithComments& iwc) {
   return doc;
 }
 
+Xapian::Document BuildGoneDocument(const v1::IssueWithComments& iwc) {
+  Xapian::Document doc;
+  if (iwc.issue().deleted()) {
+    doc = BuildDocument(iwc);
+  } else {
+    v1::IssueWithComments gone = iwc;
+    gone.mutable_issue()->set_deleted(true);
+    doc = BuildDocument(gone);
+  }
+  doc.add_boolean_term(absl::StrCat(
+      kGonePrefix, iwc.issue().transferred_to().empty() ? "deleted" : "transferred"));
+  return doc;
+}
+
 absl::StatusOr<v1::IssueWithComments> ReadDocument(const Xapian::Document& doc) {
   v1::IssueWithComments iwc;
   if (!iwc.ParseFromString(doc.get_data())) {

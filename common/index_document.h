@@ -22,6 +22,12 @@ namespace issuescope::index {
 // The unique term is IdTerm(repo slug, number). Throws nothing.
 Xapian::Document BuildDocument(const v1::IssueWithComments& issue);
 
+// BuildGoneDocument makes the gone database's document (index_layout.h, kGoneDirName) of an
+// issue the tracker reported deleted or transferred: BuildDocument of its last known state
+// with `issue.deleted()` set, plus the term XGNtransferred when `issue.transferred_to()` is set,
+// else XGNdeleted. Throws nothing.
+Xapian::Document BuildGoneDocument(const v1::IssueWithComments& issue);
+
 // ReadDocument parses the data of a document made by BuildDocument.
 absl::StatusOr<v1::IssueWithComments> ReadDocument(const Xapian::Document& doc);
 

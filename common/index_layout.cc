@@ -43,6 +43,10 @@ absl::Status WriteStubFile(absl::string_view index_dir, uint32_t shard_count) {
 }
 
 
+std::string GonePath(absl::string_view database_dir) {
+  return absl::StrCat(database_dir, "/", kGoneDirName);
+}
+
 std::vector<std::string> ShardPaths(const std::string& index_dir) {
   const std::string stub = StubPath(index_dir);
   std::ifstream in(stub);

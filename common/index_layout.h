@@ -26,6 +26,18 @@ namespace issuescope::index {
 // Name of the stub file of a sharded index, inside the index directory.
 inline constexpr char kStubFileName[] = "issuescope.stub";
 
+// Name of the gone database inside each database directory of an index (the unsharded index's
+// directory, or each shard-NNN): the issues the tracker reported deleted or transferred away,
+// as documents of their last indexed state with a kGonePrefix term. The live database never
+// holds them (its document count, term statistics and facets are the live issues'); search
+// answers `is:deleted` and `is:transferred` from the gone databases alone. Written by the
+// database's one writer (indexer::IndexWriter, the bulk indexer), committed before the live
+// database so that a replayed change feed finds it already there.
+inline constexpr char kGoneDirName[] = "gone";
+
+// GonePath is `<database_dir>/gone`.
+std::string GonePath(absl::string_view database_dir);
+
 // ShardOf maps a repository slug ("github:owner/name") to a shard in [0, shard_count): FNV-1a
 // of the slug, so the mapping is stable across processes, machines and releases.
 uint32_t ShardOf(absl::string_view repo_slug, uint32_t shard_count);

@@ -38,6 +38,9 @@ inline constexpr char kYearPrefix[] = "XD";       // XD2024: UTC year of created
 inline constexpr char kCreatedMonthPrefix[] = "XMC";  // XMC2024-06: UTC month of created_at
 inline constexpr char kUpdatedMonthPrefix[] = "XMU";  // XMU2024-06: UTC month of updated_at
 inline constexpr char kClosedMonthPrefix[] = "XMX";   // XMX2024-06: UTC month of closed_at
+// XGNdeleted / XGNtransferred: only in the gone database of deleted and transferred issues
+// (index_layout.h, GonePath), which search answers `is:deleted` / `is:transferred` from.
+inline constexpr char kGonePrefix[] = "XGN";
 
 // Value slots (numbers via Xapian::sortable_serialise).
 inline constexpr Xapian::valueno kCreatedSlot = 0;    // unix seconds

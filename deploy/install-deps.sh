@@ -3,6 +3,8 @@
 set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
+  # LLVM's linker: links the test programs in a quarter of GNU ld's time (CMakeLists.txt).
+  lld
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   librocksdb-dev libxapian-dev xapian-tools libabsl-dev libgtest-dev libgmock-dev libre2-dev
   libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libtomlplusplus-dev

@@ -203,11 +203,18 @@ class Reader {
     Run& pending = pending_[shard];
     auto [it, inserted] = seen_.try_emplace(key);
     Seen& seen = it->second;
+    if (!inserted && version <= seen.version) {
+      ++stats_->superseded;
+      return true;
+    }
+    // This copy is the newest so far: a tombstone goes to the gone database, a live copy
+    // takes a tombstone's place.
+    if (deleted) {
+      gone_[key] = GoneCopy{shard, issue};
+    } else if (!gone_.empty()) {
+      gone_.erase(key);
+    }
     if (!inserted) {
-      if (version <= seen.version) {
-        ++stats_->superseded;
-        return true;
-      }
       ++stats_->superseded;
       if (seen.run >= 0 && seen.run == pending.id) {
         // Still buffered: the newer copy (or tombstone, skipped by the worker) takes its slot.
@@ -250,6 +257,13 @@ class Reader {
   // deletions are the ids of copies superseded after their run was dispatched, by run.
   const std::map<int64_t, std::vector<std::string>>& deletions() const { return deletions_; }
   int64_t runs_dispatched() const { return next_run_; }
+  // GoneCopy is the newest copy of an issue when that copy is a tombstone.
+  struct GoneCopy {
+    uint32_t shard = 0;
+    v1::IssueWithComments issue;
+  };
+  // gone holds the issues whose newest copy is a tombstone (keyed like seen_).
+  const absl::flat_hash_map<uint64_t, GoneCopy>& gone() const { return gone_; }
 
  private:
   bool Dispatch(uint32_t shard) {
@@ -268,8 +282,38 @@ class Reader {
   std::vector<std::vector<int64_t>> runs_of_shard_;
   absl::flat_hash_map<uint64_t, Seen> seen_;
   std::map<int64_t, std::vector<std::string>> deletions_;
+  absl::flat_hash_map<uint64_t, GoneCopy> gone_;
   int64_t next_run_ = 0;
 };
+
+// WriteGone writes the gone database (common/index_layout.h) of each shard that has deleted or
+// transferred issues: their tombstones, tagged like the live issues.
+absl::Status WriteGone(const std::string& index_dir, uint32_t shards,
+                       const absl::flat_hash_map<uint64_t, Reader::GoneCopy>& gone,
+                       Tagger* tagger) {
+  std::vector<std::vector<const v1::IssueWithComments*>> by_shard(shards);
+  for (const auto& [key, copy] : gone) by_shard[copy.shard].push_back(&copy.issue);
+  for (uint32_t shard = 0; shard < shards; ++shard) {
+    if (by_shard[shard].empty()) continue;
+    const std::string path =
+        index::GonePath(absl::StrCat(index_dir, "/", index::ShardDirName(shard)));
+    try {
+      Xapian::WritableDatabase db(path, Xapian::DB_CREATE | Xapian::DB_BACKEND_GLASS);
+      for (const v1::IssueWithComments* issue : by_shard[shard]) {
+        v1::IssueWithComments copy = *issue;
+        if (tagger != nullptr) tagger->Tag(&copy);
+        db.replace_document(
+            index::IdTerm(RepoSlug(copy.issue().repo()), copy.issue().number()),
+            index::BuildGoneDocument(copy));
+      }
+      db.commit();
+      db.close();
+    } catch (const Xapian::Error& e) {
+      return XapianFailure(absl::StrCat("writing the gone database ", path), e);
+    }
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -411,6 +455,10 @@ absl::StatusOr<BulkIndexStats> BuildIndex(IssueSource& source, const BulkIndexOp
   }
   for (std::thread& t : mergers) t.join();
   if (!merge_status.ok()) return merge_status;
+  if (absl::Status s = WriteGone(options.index_dir, options.shards, reader.gone(), options.tagger);
+      !s.ok()) {
+    return s;
+  }
   report(true);
   fs::remove_all(runs_dir, ec);
   if (absl::Status s = index::WriteStubFile(options.index_dir, options.shards); !s.ok()) return s;

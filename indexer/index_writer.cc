@@ -1,10 +1,13 @@
 #include "indexer/index_writer.h"
 
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/index_document.h"
+#include "common/index_layout.h"
 #include "common/xapian_status.h"
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
@@ -81,6 +84,11 @@ absl::StatusOr<std::unique_ptr<IndexWriter>> IndexWriter::Open(const std::string
   std::unique_ptr<IndexWriter> writer(new IndexWriter(in_memory ? std::string() : path,
                                                       std::move(db), !in_memory, options));
   std::lock_guard<std::mutex> lock(writer->mu_);
+  std::error_code ec;
+  if (!in_memory && std::filesystem::exists(index::GonePath(path), ec)) {
+    absl::Status gone = writer->OpenGoneLocked();
+    if (!gone.ok()) return gone;
+  }
   absl::Status loaded = writer->LoadPositionsLocked();
   if (!loaded.ok()) return loaded;
   return writer;
@@ -99,10 +107,72 @@ IndexWriter::~IndexWriter() {
   absl::Status status = CommitLocked();
   if (!status.ok()) spdlog::error("final commit of index {} failed: {}", path_, status.ToString());
   try {
+    if (gone_) gone_->close();
     db_.close();
   } catch (const Xapian::Error& e) {
     spdlog::error("closing index {} failed: {}", path_, e.get_description());
   }
+}
+
+absl::Status IndexWriter::OpenGoneLocked() {
+  if (gone_) return absl::OkStatus();
+  const std::string gone_path = index::GonePath(path_);
+  try {
+    if (path_.empty()) {
+      gone_.emplace(std::string(), Xapian::DB_BACKEND_INMEMORY);
+    } else {
+      gone_.emplace(gone_path, Xapian::DB_CREATE_OR_OPEN);
+    }
+  } catch (const Xapian::Error& e) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot open the gone database ", gone_path, ": ", e.get_description()));
+  }
+  return absl::OkStatus();
+}
+
+bool IndexWriter::GoneSupersedesLocked(const std::string& term,
+                                       const v1::IssueWithComments& incoming) {
+  if (!gone_) return false;
+  Xapian::PostingIterator it = gone_->postlist_begin(term);
+  if (it == gone_->postlist_end(term)) return false;
+  // The tombstone was recorded after its issue's last version was seen, so a copy of that
+  // version (a replay, another worker's older store) does not bring the issue back; only a
+  // newer one does.
+  return index::IssueVersion(incoming) <= index::DocumentVersion(gone_->get_document(*it));
+}
+
+void IndexWriter::RecordGoneLocked(const std::string& term, const v1::ChangeEvent& event) {
+  v1::IssueWithComments last;
+  Xapian::PostingIterator it = db_.postlist_begin(term);
+  bool have = false;
+  if (it != db_.postlist_end(term)) {
+    // The indexed state is the fullest (comments, tags); the event says where it went.
+    absl::StatusOr<v1::IssueWithComments> indexed = index::ReadDocument(db_.get_document(*it));
+    if (indexed.ok()) {
+      last = *std::move(indexed);
+      have = true;
+    }
+  }
+  if (!have && event.current().has_issue()) {
+    last = event.current();
+    have = true;
+  }
+  if (!have) {
+    absl::StatusOr<v1::RepositoryRef> repo = ParseRepoSpec(event.repo_slug());
+    if (repo.ok()) *last.mutable_issue()->mutable_repo() = *repo;
+    last.mutable_issue()->set_number(event.number());
+  }
+  v1::Issue* issue = last.mutable_issue();
+  issue->set_deleted(true);
+  issue->set_transferred_to(
+      event.current().has_issue() ? event.current().issue().transferred_to() : std::string());
+  if (event.current().has_issue()) {
+    // The tombstone's version: what GoneSupersedesLocked compares later copies with.
+    const v1::Issue& tomb = event.current().issue();
+    if (tomb.has_updated_at()) *issue->mutable_updated_at() = tomb.updated_at();
+    if (tomb.has_fetched_at()) *issue->mutable_fetched_at() = tomb.fetched_at();
+  }
+  gone_->replace_document(term, index::BuildGoneDocument(last));
 }
 
 absl::Status IndexWriter::LoadPositionsLocked() {
@@ -158,6 +228,13 @@ absl::Status IndexWriter::ApplyLocked(const v1::ChangeBatch& batch, ApplyResult*
     result->already_consumed = batch.events_size();
     return absl::OkStatus();
   }
+  for (const v1::ChangeEvent& event : batch.events()) {
+    if (event.seq() > position &&
+        (event.kind() == v1::CHANGE_KIND_DELETE || event.current().issue().deleted())) {
+      if (absl::Status opened = OpenGoneLocked(); !opened.ok()) return opened;
+      break;
+    }
+  }
   try {
     if (absl::Status begun = BeginGroupLocked(); !begun.ok()) return begun;
     // A shard that starts empty is written in this build's text scheme from its first
@@ -190,11 +267,20 @@ absl::Status IndexWriter::ApplyLocked(const v1::ChangeBatch& batch, ApplyResult*
           }
         }
       }
-      if (event.kind() == v1::CHANGE_KIND_DELETE || event.current().issue().deleted()) {
+      const bool gone = event.kind() == v1::CHANGE_KIND_DELETE || event.current().issue().deleted();
+      if (!gone && GoneSupersedesLocked(term, event.current())) {
+        spdlog::debug("store {} seq {}: {} is not newer than its tombstone; kept it gone",
+                      batch.store_id(), event.seq(), term);
+        ++result->stale;
+        continue;
+      }
+      if (gone) {
+        RecordGoneLocked(term, event);
         db_.delete_document(term);
         ++result->deleted;
         continue;
       }
+      if (gone_ && gone_->term_exists(term)) gone_->delete_document(term);
       if (options_.tagger != nullptr) {
         v1::IssueWithComments tagged = event.current();
         options_.tagger->Tag(&tagged);
@@ -237,6 +323,9 @@ absl::Status IndexWriter::FlushIfDue() {
 absl::Status IndexWriter::CommitLocked() {
   if (!in_group_) return absl::OkStatus();
   try {
+    // The gone database first: a crash between the two commits replays the events, which
+    // find their tombstones already recorded (RecordGoneLocked replaces, idempotently).
+    if (gone_) gone_->commit();
     if (transactional_) {
       db_.commit_transaction();
     } else {
@@ -313,6 +402,32 @@ absl::StatusOr<v1::IssueWithComments> IndexWriter::Lookup(absl::string_view repo
     return index::ReadDocument(db_.get_document(*it));
   } catch (const Xapian::Error& e) {
     return XapianError(absl::StrCat("looking up ", term.substr(1), " in index ", path_), e);
+  }
+}
+
+absl::StatusOr<v1::IssueWithComments> IndexWriter::LookupGone(absl::string_view repo_slug,
+                                                              int64_t number) const {
+  const std::string term = index::IdTerm(repo_slug, number);
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    if (gone_) {
+      Xapian::PostingIterator it = gone_->postlist_begin(term);
+      if (it != gone_->postlist_end(term)) return index::ReadDocument(gone_->get_document(*it));
+    }
+    return absl::NotFoundError(absl::StrCat("issue ", term.substr(1), " is not gone"));
+  } catch (const Xapian::Error& e) {
+    return XapianError(absl::StrCat("looking up ", term.substr(1), " in the gone database of ",
+                                    path_), e);
+  }
+}
+
+int64_t IndexWriter::GoneCount() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    return gone_ ? static_cast<int64_t>(gone_->get_doccount()) : 0;
+  } catch (const Xapian::Error& e) {
+    spdlog::error("counting gone issues of index {} failed: {}", path_, e.get_description());
+    return 0;
   }
 }
 

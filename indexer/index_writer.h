@@ -15,6 +15,12 @@
 // and on destruction. A crash loses the whole group — documents and positions together.
 // The in-memory backend ("" or ":memory:") has no transactions and no durability.
 //
+// Deleted and transferred issues (tombstones: DELETE events, issues marked deleted) leave the
+// index and go to its gone database (index::GonePath; index_layout.h), with their last indexed
+// state, which search answers `is:deleted` / `is:transferred` from. A copy that is not newer
+// than the tombstone does not bring the issue back; a newer one does, and leaves the gone
+// database.
+//
 // Thread-safety: every method is safe to call concurrently (one mutex). Xapian exceptions never
 // escape: they become absl statuses naming the operation.
 #pragma once
@@ -24,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -133,6 +140,13 @@ class IndexWriter : public ChangeSink {
   // Lookup returns the indexed issue `number` of `repo_slug` (including a pending group's);
   // NOT_FOUND when it is not indexed.
   absl::StatusOr<v1::IssueWithComments> Lookup(absl::string_view repo_slug, int64_t number) const;
+  // LookupGone returns the gone record of issue `number` of `repo_slug` (including a pending
+  // group's): its last indexed state, deleted, with transferred_to when it moved. NOT_FOUND
+  // when the issue is not gone.
+  absl::StatusOr<v1::IssueWithComments> LookupGone(absl::string_view repo_slug,
+                                                   int64_t number) const;
+  // GoneCount returns the number of gone issues (including a pending group's).
+  int64_t GoneCount() const;
   // path returns the path the index was opened at ("" for in-memory).
   const std::string& path() const { return path_; }
 
@@ -141,6 +155,16 @@ class IndexWriter : public ChangeSink {
               IndexWriterOptions options);
 
   absl::Status LoadPositionsLocked();
+  // OpenGoneLocked opens (creating) the gone database (index::GonePath; in memory for the
+  // in-memory backend) unless it is open.
+  absl::Status OpenGoneLocked();
+  // RecordGoneLocked writes the gone document of the issue a tombstone event is about: its
+  // indexed state when it has one, else the event's, marked deleted with the event's
+  // transferred_to. Throws what Xapian throws.
+  void RecordGoneLocked(const std::string& term, const v1::ChangeEvent& event);
+  // GoneSupersedesLocked is true when the gone database holds `term` at a version not older
+  // than `incoming`'s. Throws what Xapian throws.
+  bool GoneSupersedesLocked(const std::string& term, const v1::IssueWithComments& incoming);
   absl::Status BeginGroupLocked();
   absl::Status ApplyLocked(const v1::ChangeBatch& batch, ApplyResult* result);
   absl::Status CommitLocked();
@@ -153,6 +177,9 @@ class IndexWriter : public ChangeSink {
 
   mutable std::mutex mu_;
   Xapian::WritableDatabase db_;
+  // The gone database (index_layout.h, kGoneDirName): opened when it exists or on the first
+  // tombstone; committed just before db_.
+  std::optional<Xapian::WritableDatabase> gone_;
   // Positions including the pending group's; the committed ones are in the metadata.
   std::map<std::string, uint64_t, std::less<>> positions_;
   // Positions as of the last commit (or the open): what a crash would not take back.

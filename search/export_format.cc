@@ -46,6 +46,8 @@ nlohmann::ordered_json Cells(const v1::SearchHit& hit) {
   j["keywords"] = list(tags.keywords());
   j["score"] = hit.score();
   j["snippet"] = hit.snippet();
+  j["deleted"] = hit.deleted();
+  j["transferred_to"] = hit.transferred_to();
   return j;
 }
 
@@ -68,7 +70,7 @@ const char* const kExportColumns[] = {
     "repo_slug",  "repo",       "number",        "title", "state", "is_pull_request",
     "author",     "labels",     "created_at",    "updated_at", "comment_count",
     "url",        "kind",       "theme",         "secondary_themes", "subthemes", "llm",
-    "keywords",   "score",      "snippet"};
+    "keywords",   "score",      "snippet",       "deleted", "transferred_to"};
 const size_t kExportColumnCount = sizeof(kExportColumns) / sizeof(kExportColumns[0]);
 
 std::string ExportCsvHeader() {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/index_document.h"
 #include "index_reader.h"
+#include "search/full_coverage.h"
 #include "common/xapian_status.h"
 #include "common/index_layout.h"
 #include "common/index_schema.h"
@@ -65,7 +66,7 @@ int64_t MicrosSince(std::chrono::steady_clock::time_point start) {
 Xapian::doccount EstimateMatches(const Xapian::Database& db, const Xapian::Query& query) {
   Xapian::Enquire enquire(db);
   enquire.set_query(query);
-  enquire.set_weighting_scheme(Xapian::BoolWeight());
+  SetUnrankedScheme(enquire, db);
   return enquire.get_mset(0, 0).get_matches_estimated();
 }
 
@@ -114,8 +115,10 @@ int MaxHandles(const std::string& path, int requested) {
 
 }  // namespace
 
-Searcher::Searcher(std::string path, std::optional<Xapian::Database> db, SearcherOptions options)
+Searcher::Searcher(std::string path, std::optional<Xapian::Database> db, SearcherOptions options,
+                   bool gone)
     : path_(std::move(path)),
+      gone_mode_(gone),
       options_(options),
       max_handles_(MaxHandles(path_, options.max_handles)),
       split_parts_(options.split_parts > 0
@@ -128,11 +131,17 @@ Searcher::Searcher(std::string path, std::optional<Xapian::Database> db, Searche
 }
 
 std::unique_ptr<Searcher> Searcher::ForPath(const std::string& path, SearcherOptions options) {
-  return std::unique_ptr<Searcher>(new Searcher(path, std::nullopt, options));
+  std::unique_ptr<Searcher> searcher(new Searcher(path, std::nullopt, options, false));
+  // The gone issues are few: two handles, no split.
+  SearcherOptions gone_options = options;
+  gone_options.max_handles = 2;
+  gone_options.split_parts = 1;
+  searcher->gone_.reset(new Searcher(path, std::nullopt, gone_options, true));
+  return searcher;
 }
 
 std::unique_ptr<Searcher> Searcher::ForDatabase(Xapian::Database db, SearcherOptions options) {
-  return std::unique_ptr<Searcher>(new Searcher("", std::move(db), options));
+  return std::unique_ptr<Searcher>(new Searcher("", std::move(db), options, false));
 }
 
 Searcher::Lease::~Lease() {
@@ -146,7 +155,11 @@ Searcher::Lease::~Lease() {
 
 Xapian::Database* Searcher::Lease::Open() {
   std::optional<Xapian::Database>& db = *db_;
-  if (!db) {
+  if (owner_->gone_mode_) {
+    // Opened afresh each time: a shard's gone database appears with its first tombstone,
+    // which reopen() would not see.
+    db.emplace(OpenGoneForReading(owner_->path_));
+  } else if (!db) {
     // Throws DatabaseOpeningError while the index does not exist.
     db.emplace(OpenIndexForReading(owner_->path_));
   } else {
@@ -228,6 +241,7 @@ absl::Status Searcher::ConvertError(const Xapian::Error& e, absl::string_view wh
 
 absl::StatusOr<v1::SearchResponse> Searcher::Search(const v1::SearchRequest& request,
                                                     const StopCheck& stop) {
+  if (gone_ && NamesGoneIssues(request.query())) return gone_->Search(request, stop);
   Lease lease = Borrow();
   return Guard<v1::SearchResponse>(
       [&] { return SearchWith(lease, request, stop); },
@@ -236,6 +250,7 @@ absl::StatusOr<v1::SearchResponse> Searcher::Search(const v1::SearchRequest& req
 
 absl::StatusOr<v1::AggregateResponse> Searcher::Aggregate(const v1::AggregateRequest& request,
                                                           const StopCheck& stop) {
+  if (gone_ && NamesGoneIssues(request.query())) return gone_->Aggregate(request, stop);
   Lease lease = Borrow();
   return Guard<v1::AggregateResponse>(
       [&] { return AggregateWith(lease, request, stop); },
@@ -258,10 +273,19 @@ absl::StatusOr<v1::IssueWithComments> Searcher::GetIssue(absl::string_view repo_
   if (number <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("issue number ", number, " is not positive"));
   }
-  Lease lease = Borrow();
-  return Guard<v1::IssueWithComments>(
-      [&] { return GetIssueWith(lease, slug, number); },
-      [&](const Xapian::Error& e) { return ConvertError(e, "reading an issue"); });
+  absl::StatusOr<v1::IssueWithComments> issue;
+  {
+    Lease lease = Borrow();
+    issue = Guard<v1::IssueWithComments>(
+        [&] { return GetIssueWith(lease, slug, number); },
+        [&](const Xapian::Error& e) { return ConvertError(e, "reading an issue"); });
+  }
+  if (gone_ && absl::IsNotFound(issue.status())) {
+    // A deleted or transferred issue: its last state, marked so.
+    absl::StatusOr<v1::IssueWithComments> gone = gone_->GetIssue(slug, number);
+    if (gone.ok()) return gone;
+  }
+  return issue;
 }
 
 absl::StatusOr<v1::IndexStatus> Searcher::GetIndexStatus() {
@@ -419,6 +443,7 @@ absl::StatusOr<v1::AggregateResponse> Searcher::AggregateWith(
 
 absl::Status Searcher::Export(const v1::ExportRequest& request, const ExportSink& sink) {
   RETURN_IF_ERROR(CheckQuerySize(request.query()));
+  if (gone_ && NamesGoneIssues(request.query())) return gone_->Export(request, sink);
   if (request.limit() < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("limit ", request.limit(), " is negative (0 means all)"));

@@ -84,7 +84,9 @@ class Searcher {
   static std::unique_ptr<Searcher> ForDatabase(Xapian::Database db,
                                                SearcherOptions options = SearcherOptions());
 
-  // Search runs a query (docs/QUERY.md). Hits are ranked by BM25 (RankingWeight: b = 0) when
+  // Search runs a query (docs/QUERY.md). A query naming `is:deleted` or `is:transferred`
+  // searches the issues the tracker reported deleted or transferred away (ForPath only; they
+  // are not in the live index), with the same language, ranking, facets and pages. Hits are ranked by BM25 (RankingWeight: b = 0) when
   // the query has free text, else newest created first (then highest number); `sort:`
   // overrides. `total` is exact up to SearcherOptions::count_bound matches, an estimate beyond
   // (see total_exact); facets are exact up to SearcherOptions::facet_bound matches, counted
@@ -139,7 +141,9 @@ class Searcher {
     std::unique_ptr<std::optional<Xapian::Database>> db_;
   };
 
-  Searcher(std::string path, std::optional<Xapian::Database> db, SearcherOptions options);
+  // `gone`: this searcher reads the gone databases of `path` (OpenGoneForReading).
+  Searcher(std::string path, std::optional<Xapian::Database> db, SearcherOptions options,
+           bool gone);
 
   // Borrow waits for a free handle (or room for a new one) and lends it.
   Lease Borrow();
@@ -161,6 +165,13 @@ class Searcher {
   absl::Status ConvertError(const Xapian::Error& e, absl::string_view what) const;
 
   const std::string path_;  // empty for ForDatabase
+  // True for the searcher of the gone issues (see gone_).
+  const bool gone_mode_;
+  // ForPath's searcher of the index's gone databases (common/index_layout.h, kGoneDirName):
+  // searches, aggregations and exports whose query names `is:deleted` or `is:transferred`
+  // (NamesGoneIssues) go there, and GetIssue of an issue the live index lacks looks there.
+  // Null for ForDatabase and in the gone searcher itself.
+  std::unique_ptr<Searcher> gone_;
   const SearcherOptions options_;
   const int max_handles_;
   const int split_parts_;

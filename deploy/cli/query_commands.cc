@@ -166,6 +166,11 @@ void PrintHits(const v1::SearchResponse& response, bool json) {
   for (const v1::SearchHit& hit : response.hits()) {
     absl::PrintF("%s#%d  [%s]  %s", hit.repo(), hit.number(), IssueStateName(hit.state()),
                  hit.title());
+    if (!hit.transferred_to().empty()) {
+      absl::PrintF("  [moved to %s]", hit.transferred_to());
+    } else if (hit.deleted()) {
+      absl::PrintF("  [deleted]");
+    }
     if (hit.score() > 0) absl::PrintF("  (score %.2f)", hit.score());
     absl::PrintF("\n");
     if (!hit.snippet().empty()) {
@@ -217,6 +222,8 @@ absl::Status RunShow(const ShowCommandOptions& options) {
     j["updated_at"] = FormatDate(issue.updated_at());
     j["closed_at"] = FormatDate(issue.closed_at());
     j["url"] = issue.url();
+    j["deleted"] = issue.deleted();
+    j["transferred_to"] = issue.transferred_to();
     j["body"] = issue.body();
     j["comments"] = nlohmann::json::array();
     for (const v1::Comment& c : iwc.comments()) {
@@ -227,6 +234,12 @@ absl::Status RunShow(const ShowCommandOptions& options) {
     return absl::OkStatus();
   }
   absl::PrintF("%s#%d  %s\n", RepoFullName(issue.repo()), issue.number(), issue.title());
+  if (!issue.transferred_to().empty()) {
+    absl::PrintF("gone: transferred to %s (its last indexed state follows)\n",
+                 issue.transferred_to());
+  } else if (issue.deleted()) {
+    absl::PrintF("gone: deleted on the tracker (its last indexed state follows)\n");
+  }
   absl::PrintF("state: %s%s   author: %s   created: %s   updated: %s\n",
                IssueStateName(issue.state()), issue.is_pull_request() ? " (pull request)" : "",
                issue.author(), FormatDate(issue.created_at()), FormatDate(issue.updated_at()));

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -160,6 +161,72 @@ TEST_F(BulkIndexerTest, NewestCopyWinsTombstonesDropAndShardsFollowShardOf) {
   EXPECT_EQ(Matches(options.index_dir, index::TextField::kAll, "stale"), std::set<int64_t>{});
   EXPECT_EQ(Matches(options.index_dir, index::TextField::kAll, "deleted"), std::set<int64_t>{});
   EXPECT_FALSE(std::filesystem::exists(options.index_dir + "/.bulk-runs"));
+}
+
+// Issues whose newest copy is a tombstone go to their shard's gone database (is:deleted,
+// is:transferred), tagged; a tombstone superseded by a newer live copy does not.
+TEST_F(BulkIndexerTest, TombstonesGoToTheGoneDatabaseOfTheirShard) {
+  std::vector<v1::IssueWithComments> issues;
+  for (int r = 0; r < 4; ++r) {
+    for (int n = 1; n <= 3; ++n) {
+      issues.push_back(MakeIssue(absl::StrCat("repo", r), n, 100, "live", "body"));
+    }
+  }
+  v1::IssueWithComments deleted = MakeIssue("repo0", 1, 200, "deleted one", "x");
+  deleted.mutable_issue()->set_deleted(true);
+  v1::IssueWithComments moved = MakeIssue("repo1", 2, 200, "moved one", "x");
+  moved.mutable_issue()->set_deleted(true);
+  moved.mutable_issue()->set_transferred_to("github:org/elsewhere#7");
+  v1::IssueWithComments back = MakeIssue("repo2", 3, 200, "deleted then back", "x");
+  back.mutable_issue()->set_deleted(true);
+  issues.push_back(deleted);
+  issues.push_back(moved);
+  issues.push_back(back);
+  issues.push_back(MakeIssue("repo2", 3, 300, "back again", "x"));
+  // An older live copy after the tombstone changes nothing.
+  issues.push_back(MakeIssue("repo0", 1, 150, "older live copy", "x"));
+
+  absl::StatusOr<std::unique_ptr<IssueSource>> source = OpenJsonlSource({WriteJsonl(issues)});
+  ASSERT_TRUE(source.ok()) << source.status();
+  ThemeTagger tagger;
+  BulkIndexOptions options;
+  options.index_dir = dir_ + "/index";
+  options.shards = 3;
+  options.jobs = 2;
+  options.batch_docs = 2;
+  options.tagger = &tagger;
+  absl::StatusOr<BulkIndexStats> stats = BuildIndex(**source, options);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->documents, 10);
+  EXPECT_EQ(stats->tombstones, 2);
+
+  std::map<int64_t, v1::IssueWithComments> gone;
+  int gone_dbs = 0;
+  for (const std::string& shard : index::ShardPaths(options.index_dir)) {
+    if (!std::filesystem::exists(index::GonePath(shard))) continue;
+    ++gone_dbs;
+    Xapian::Database db(index::GonePath(shard));
+    for (Xapian::PostingIterator p = db.postlist_begin(""); p != db.postlist_end(""); ++p) {
+      absl::StatusOr<v1::IssueWithComments> iwc = index::ReadDocument(db.get_document(*p));
+      ASSERT_TRUE(iwc.ok());
+      EXPECT_EQ(index::GonePath(shard),
+                index::GonePath(absl::StrCat(
+                    options.index_dir, "/",
+                    index::ShardDirName(index::ShardOf(RepoSlug(iwc->issue().repo()), 3)))));
+      gone[iwc->issue().number()] = *iwc;
+    }
+  }
+  EXPECT_GE(gone_dbs, 1);
+  ASSERT_EQ(gone.size(), 2u);
+  EXPECT_EQ(gone[1].issue().title(), "deleted one");
+  EXPECT_TRUE(gone[1].issue().deleted());
+  EXPECT_EQ(gone[1].issue().tags().theme(), "memory");
+  EXPECT_EQ(gone[2].issue().transferred_to(), "github:org/elsewhere#7");
+  Xapian::Database all = search::OpenGoneForReading(options.index_dir);
+  EXPECT_EQ(all.get_termfreq(absl::StrCat(index::kGonePrefix, "deleted")), 1u);
+  EXPECT_EQ(all.get_termfreq(absl::StrCat(index::kGonePrefix, "transferred")), 1u);
+  EXPECT_EQ(Matches(options.index_dir, index::TextField::kAll, "back"), std::set<int64_t>{3});
+  EXPECT_EQ(Matches(options.index_dir, index::TextField::kAll, "one"), std::set<int64_t>{});
 }
 
 TEST_F(BulkIndexerTest, ReadsCrawlerStoresAndRecordsFeedPositions) {

@@ -9,7 +9,10 @@
 #   3. the same full crawl when queries asking more than 3,000 nodes time out (adaptive page
 #      size): failed crawls, timeouts, points;
 #   4. the presence sweep: 1% of the issues deleted and 1% transferred to another repository
-#      between a full crawl and an incremental one: every one tombstoned, and what it cost.
+#      between a full crawl and an incremental one: every one tombstoned, and what it cost;
+#   5. the same through `issuescope crawl` (store, change feed, index): every deleted issue
+#      found by `is:deleted`, every transferred one by `is:transferred` with its new place, none
+#      of them by the live search.
 # Usage: graphql_bench.sh [--small] --bin BUILD/bin --work DIR
 # --small is the bounded form (ctest -L bench): 2k issues, 600 at 200 ms.
 set -euo pipefail
@@ -130,5 +133,46 @@ if out["tombstoned"] != out["deleted"] + out["transferred"] or out["deleted"] !=
         or out["transferred"] != gone or out["failed_crawls"]:
     print("graphql_bench: FAILED: every deleted and transferred issue must be tombstoned",
           file=sys.stderr)
+    sys.exit(1)
+PY
+
+echo "== 5. searchable: issuescope crawl twice around the same mutation, then is:deleted / is:transferred"
+start_sim search --repo=bench/big:$BIG --repo=bench/other:100 $CORPUS_FLAGS --seed=7
+API="http://127.0.0.1:$PORT"
+export ISSUESCOPE_BENCH_TOKEN=bench-token-0
+crawl_cli() {
+  "$BIN/issuescope" crawl github:bench/big --data "$WORK/search.data" --api-url "$API" \
+      --token-env ISSUESCOPE_BENCH_TOKEN --graphql --presence-sweep-h 0 --no-pull-requests \
+      >> "$WORK/search.crawl.log" 2>&1
+}
+crawl_cli
+curl -s -X POST -d "{\"repo\": \"bench/big\", \"deleted_issues\": $GONE, \"transferred_issues\": $GONE}" \
+    "$API/_sim/mutate" > "$WORK/search.mutate.json"
+crawl_cli
+stop_sim
+"$BIN/issuescope" search --data "$WORK/search.data" 'is:deleted' --json --limit 1000 > "$WORK/search.deleted.jsonl"
+"$BIN/issuescope" search --data "$WORK/search.data" 'is:transferred' --json --limit 1000 > "$WORK/search.transferred.jsonl"
+"$BIN/issuescope" search --data "$WORK/search.data" 'repo:bench/big' --limit 1 > "$WORK/search.live.txt"
+python3 - "$WORK" "$GONE" "$BIG" <<'PY'
+import json, re, sys
+w, gone, big = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+m = json.load(open(f"{w}/search.mutate.json"))
+want_deleted = {d["number"] for d in m["deleted"]}
+want_moved = {t["from"]["number"]: f"github:{t['to']['repo']}#{t['to']['number']}" for t in m["transferred"]}
+deleted = [json.loads(l) for l in open(f"{w}/search.deleted.jsonl")]
+moved = [json.loads(l) for l in open(f"{w}/search.transferred.jsonl")]
+live = int(re.search(r"(\d+) matching issues", open(f"{w}/search.live.txt").read()).group(1))
+got_deleted = {h["number"] for h in deleted if h["deleted"] and not h["transferred_to"]}
+got_moved = {h["number"]: h["transferred_to"] for h in moved if h["deleted"]}
+out = {"phase": "searchable", "deleted": len(want_deleted), "transferred": len(want_moved),
+       "is_deleted_hits": len(deleted), "is_deleted_exact": got_deleted == want_deleted,
+       "is_transferred_hits": len(moved), "is_transferred_exact": got_moved == want_moved,
+       "live_issues": live, "live_expected": big - len(want_deleted) - len(want_moved)}
+print(json.dumps(out))
+if not (len(want_deleted) == gone and len(want_moved) == gone and out["is_deleted_exact"]
+        and out["is_transferred_exact"] and len(deleted) == gone and len(moved) == gone
+        and live == out["live_expected"]):
+    print("graphql_bench: FAILED: is:deleted / is:transferred must find exactly the deleted and "
+          "transferred issues, and the live search none of them", file=sys.stderr)
     sys.exit(1)
 PY

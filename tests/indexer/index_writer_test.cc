@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "common/index_document.h"
+#include "common/index_layout.h"
+#include "common/repo_slug.h"
 #include "search/text_query.h"
 #include "common/index_schema.h"
 #include "common/index_text.h"
@@ -443,6 +446,105 @@ TEST(IndexWriterTest, CrashBeforeCommitLosesDocumentsAndPositionsTogether) {
   EXPECT_EQ((*reopened)->DocumentCount(), 1);
   EXPECT_EQ(TitleOf(**reopened, "a/b", 1), "kept");
   EXPECT_EQ((*reopened)->Lookup(Slug("a/b"), 2).status().code(), absl::StatusCode::kNotFound);
+}
+
+// Deleted and transferred issues leave the live index for the gone database, with their last
+// indexed state; a copy of that state does not bring them back, a newer one does.
+TEST(IndexWriterTest, TombstonesMoveIssuesToTheGoneDatabase) {
+  TempDir dir;
+  const std::string path = dir.Sub("index");
+  v1::IssueWithComments deleted = MakeIssue("a/b", 1, "segfault in attention", 200);
+  v1::IssueWithComments transferred = MakeIssue("a/b", 2, "docs typo", 200);
+  {
+    auto writer = IndexWriter::Open(path);
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    v1::IssueWithComments with_comment = deleted;
+    with_comment.add_comments()->set_body("same on 2.1");
+    ASSERT_TRUE((*writer)
+                    ->Apply(Batch("s", 3, {Upsert(1, with_comment), Upsert(2, transferred),
+                                           Upsert(3, MakeIssue("a/b", 3, "stays", 200))}))
+                    .ok());
+    EXPECT_EQ((*writer)->GoneCount(), 0);
+    EXPECT_FALSE(std::filesystem::exists(index::GonePath(path)))
+        << "no gone database before the first tombstone";
+
+    // The store's tombstones: the issue without its comments, marked deleted.
+    v1::IssueWithComments tomb1 = deleted;
+    tomb1.mutable_issue()->set_deleted(true);
+    v1::ChangeEvent gone1 = Upsert(4, tomb1);
+    gone1.set_kind(v1::CHANGE_KIND_DELETE);
+    v1::IssueWithComments tomb2 = transferred;
+    tomb2.mutable_issue()->set_deleted(true);
+    tomb2.mutable_issue()->set_transferred_to("github:c/d#9");
+    v1::ChangeEvent gone2 = Upsert(5, tomb2);
+    gone2.set_kind(v1::CHANGE_KIND_DELETE);
+    ApplyResult result;
+    ASSERT_TRUE((*writer)->Apply(Batch("s", 5, {gone1, gone2}), &result).ok());
+    EXPECT_EQ(result.deleted, 2);
+    EXPECT_EQ((*writer)->DocumentCount(), 1);
+    EXPECT_EQ((*writer)->GoneCount(), 2);
+    EXPECT_TRUE(absl::IsNotFound((*writer)->Lookup(Slug("a/b"), 1).status()));
+
+    // A replayed copy of the last live state (another worker's older store) stays out.
+    result = ApplyResult();
+    ASSERT_TRUE((*writer)->Apply(Batch("s2", 1, {Upsert(1, deleted)}), &result).ok());
+    EXPECT_EQ(result.stale, 1);
+    EXPECT_EQ(result.upserted, 0);
+    EXPECT_EQ((*writer)->DocumentCount(), 1);
+  }
+  // Both databases are on disk, committed.
+  auto writer = IndexWriter::Open(path);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  EXPECT_EQ((*writer)->DocumentCount(), 1);
+  EXPECT_EQ((*writer)->GoneCount(), 2);
+  auto one = (*writer)->LookupGone(Slug("a/b"), 1);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_TRUE(one->issue().deleted());
+  EXPECT_EQ(one->issue().title(), "segfault in attention");
+  ASSERT_EQ(one->comments_size(), 1) << "the gone record keeps the indexed comments";
+  EXPECT_EQ(one->comments(0).body(), "same on 2.1");
+  EXPECT_EQ(one->issue().transferred_to(), "");
+  auto two = (*writer)->LookupGone(Slug("a/b"), 2);
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(two->issue().transferred_to(), "github:c/d#9");
+  {
+    Xapian::Database gone(index::GonePath(path));
+    EXPECT_EQ(gone.get_termfreq(std::string(index::kGonePrefix) + "deleted"), 1u);
+    EXPECT_EQ(gone.get_termfreq(std::string(index::kGonePrefix) + "transferred"), 1u);
+    Xapian::Database live(path);
+    EXPECT_EQ(live.get_termfreq(std::string(index::kGonePrefix) + "deleted"), 0u);
+  }
+
+  // A newer version brings issue 1 back and takes it out of the gone database.
+  ApplyResult result;
+  ASSERT_TRUE(
+      (*writer)->Apply(Batch("s", 6, {Upsert(6, MakeIssue("a/b", 1, "restored", 400))}), &result)
+          .ok());
+  EXPECT_EQ(result.upserted, 1);
+  EXPECT_EQ(TitleOf(**writer, "a/b", 1), "restored");
+  EXPECT_TRUE(absl::IsNotFound((*writer)->LookupGone(Slug("a/b"), 1).status()));
+  EXPECT_EQ((*writer)->GoneCount(), 1);
+
+  // A DELETE without state of an issue never indexed: a gone record with what it names.
+  ASSERT_TRUE((*writer)->Apply(Batch("s", 7, {Delete(7, "a/b", 44)})).ok());
+  auto bare = (*writer)->LookupGone(Slug("a/b"), 44);
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_EQ(bare->issue().number(), 44);
+  EXPECT_EQ(RepoSlug(bare->issue().repo()), Slug("a/b"));
+}
+
+TEST(IndexWriterTest, InMemoryIndexKeepsGoneIssuesToo) {
+  auto writer = OpenInMemory();
+  v1::IssueWithComments tomb = MakeIssue("a/b", 5, "moved", 100);
+  tomb.mutable_issue()->set_deleted(true);
+  tomb.mutable_issue()->set_transferred_to("github:x/y#1");
+  ASSERT_TRUE(writer->Apply(Batch("s", 2, {Upsert(1, MakeIssue("a/b", 5, "moved", 100)),
+                                           Upsert(2, tomb)}))
+                  .ok());
+  EXPECT_EQ(writer->DocumentCount(), 0);
+  auto gone = writer->LookupGone(Slug("a/b"), 5);
+  ASSERT_TRUE(gone.ok()) << gone.status();
+  EXPECT_EQ(gone->issue().transferred_to(), "github:x/y#1");
 }
 
 TEST(IndexWriterTest, LockedIndexIsAClearError) {

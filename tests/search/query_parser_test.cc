@@ -209,7 +209,7 @@ TEST(QueryLanguageTest, RejectsMalformedQueriesNamingTheColumn) {
       {"created:2024-01-01..tomorrow", {"bad date 'tomorrow'", "column 21"}},
       {"created:*..*", {"at most one side"}},
       {"created:2024-01-01,2024-02-01", {"takes one value"}},
-      {"is:merged", {"bad is: value 'merged' at column 4", "open, closed, issue or pr"}},
+      {"is:merged", {"bad is: value 'merged' at column 4", "open, closed, issue, pr, deleted or transferred"}},
       {"tracker:svn", {"bad tracker: value 'svn' at column 9"}},
       {"repo:pytorch", {"bad repo: value 'pytorch'", "OWNER/NAME"}},
       {"sort:stars", {"bad sort: value 'stars'"}},

@@ -160,6 +160,15 @@ function stateBadge(state, isPr) {
   return el('span', { class: 'badge ' + s, title: 'state' }, (isPr ? 'PR ' : '') + s);
 }
 
+// goneBadge marks an issue the tracker reported deleted or transferred (is:deleted,
+// is:transferred); null for a live one.
+function goneBadge(issue) {
+  if (issue.transferredTo) {
+    return el('span', { class: 'badge gone', title: 'transferred' }, 'moved to ' + issue.transferredTo);
+  }
+  return issue.deleted ? el('span', { class: 'badge gone', title: 'deleted' }, 'deleted') : null;
+}
+
 function tagChips(tags) {
   const chips = [];
   if (!tags) return chips;
@@ -222,6 +231,7 @@ function appendHits(hits, q) {
     const meta = el('p', { class: 'meta' },
       el('span', { class: 'ref' }, `${hit.repo}#${hit.number}`),
       stateBadge(hit.state, hit.isPullRequest),
+      goneBadge(hit),
       hit.author ? el('span', {}, 'by ' + hit.author) : null,
       el('span', {}, 'opened ' + day(hit.createdAt)),
       el('span', {}, 'updated ' + day(hit.updatedAt)),
@@ -381,12 +391,14 @@ async function showIssue(ref) {
   const tags = issue.tags || {};
   $('issue-title').replaceChildren(issue.title || '(no title)', ' ',
     el('span', { class: 'meta' }, `${repo.owner}/${repo.name}#${issue.key || issue.number}`));
-  $('issue-meta').replaceChildren(stateBadge(issue.state, issue.isPullRequest),
+  // replaceChildren would show a null as the text "null": absent parts are filtered out.
+  $('issue-meta').replaceChildren(...[stateBadge(issue.state, issue.isPullRequest), goneBadge(issue),
     issue.author ? el('span', {}, 'by ' + issue.author) : null,
     el('span', {}, 'opened ' + day(issue.createdAt)),
     el('span', {}, 'updated ' + day(issue.updatedAt)),
     issue.closedAt ? el('span', {}, 'closed ' + day(issue.closedAt)) : null,
-    issue.url ? el('a', { href: issue.url, rel: 'noreferrer noopener' }, 'on the tracker') : null);
+    issue.url ? el('a', { href: issue.url, rel: 'noreferrer noopener' }, 'on the tracker') : null,
+  ].filter((part) => part !== null));
   $('issue-labels').replaceChildren(...(issue.labels || []).map((l) => el('span', { class: 'chip' }, l)));
   const dl = $('issue-tags');
   const pairs = [['Taxonomy', tags.taxonomy], ['Kind', tags.kind], ['Theme', tags.theme],
