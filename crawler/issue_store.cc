@@ -430,6 +430,9 @@ absl::Status IssueStore::MarkDeleted(absl::string_view repo_slug, uint64_t epoch
   if (!issue.deleted() || issue.transferred_to() != transferred_to) {
     issue.set_deleted(true);
     issue.set_transferred_to(std::string(transferred_to));
+    // Seen gone now: the tombstone is newer than every copy fetched before (the indexer keeps a
+    // replayed older copy from bringing the issue back).
+    *issue.mutable_fetched_at() = ToProto(absl::Now());
     writer.Put(issues_cf_, key, issue, !found, v1::CHANGE_KIND_DELETE, number);
   }
   return writer.Commit();

@@ -122,6 +122,8 @@ absl::Status IndexWriter::OpenGoneLocked() {
       gone_.emplace(std::string(), Xapian::DB_BACKEND_INMEMORY);
     } else {
       gone_.emplace(gone_path, Xapian::DB_CREATE_OR_OPEN);
+      // Opened inside a group: its writes join the group (committed or cancelled with it).
+      if (in_group_ && transactional_) gone_->begin_transaction(/*flushed=*/true);
     }
   } catch (const Xapian::Error& e) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -142,18 +144,34 @@ bool IndexWriter::GoneSupersedesLocked(const std::string& term,
 }
 
 void IndexWriter::RecordGoneLocked(const std::string& term, const v1::ChangeEvent& event) {
+  const bool has_issue = event.current().has_issue();
   v1::IssueWithComments last;
-  Xapian::PostingIterator it = db_.postlist_begin(term);
   bool have = false;
-  if (it != db_.postlist_end(term)) {
+  bool tagged = false;
+  Xapian::PostingIterator live = db_.postlist_begin(term);
+  if (live != db_.postlist_end(term)) {
     // The indexed state is the fullest (comments, tags); the event says where it went.
-    absl::StatusOr<v1::IssueWithComments> indexed = index::ReadDocument(db_.get_document(*it));
+    absl::StatusOr<v1::IssueWithComments> indexed = index::ReadDocument(db_.get_document(*live));
     if (indexed.ok()) {
       last = *std::move(indexed);
-      have = true;
+      have = tagged = true;
     }
   }
-  if (!have && event.current().has_issue()) {
+  if (!have) {
+    Xapian::PostingIterator gone = gone_->postlist_begin(term);
+    if (gone != gone_->postlist_end(term)) {
+      // Gone already (e.g. a deletion now known as a transfer): keep what was recorded, unless
+      // the event is older than the record.
+      const Xapian::Document doc = gone_->get_document(*gone);
+      if (has_issue && index::IssueVersion(event.current()) < index::DocumentVersion(doc)) return;
+      absl::StatusOr<v1::IssueWithComments> recorded = index::ReadDocument(doc);
+      if (recorded.ok()) {
+        last = *std::move(recorded);
+        have = tagged = true;
+      }
+    }
+  }
+  if (!have && has_issue) {
     last = event.current();
     have = true;
   }
@@ -164,13 +182,15 @@ void IndexWriter::RecordGoneLocked(const std::string& term, const v1::ChangeEven
   }
   v1::Issue* issue = last.mutable_issue();
   issue->set_deleted(true);
-  issue->set_transferred_to(
-      event.current().has_issue() ? event.current().issue().transferred_to() : std::string());
-  if (event.current().has_issue()) {
-    // The tombstone's version: what GoneSupersedesLocked compares later copies with.
+  if (has_issue) {
     const v1::Issue& tomb = event.current().issue();
+    issue->set_transferred_to(tomb.transferred_to());
+    // The tombstone's version: what GoneSupersedesLocked compares later copies with.
     if (tomb.has_updated_at()) *issue->mutable_updated_at() = tomb.updated_at();
     if (tomb.has_fetched_at()) *issue->mutable_fetched_at() = tomb.fetched_at();
+  }
+  if (!tagged && options_.tagger != nullptr && !issue->title().empty()) {
+    options_.tagger->Tag(&last);
   }
   gone_->replace_document(term, index::BuildGoneDocument(last));
 }
@@ -206,7 +226,10 @@ absl::Status IndexWriter::Apply(const v1::ChangeBatch& batch, ApplyResult* resul
 
 absl::Status IndexWriter::BeginGroupLocked() {
   if (in_group_) return absl::OkStatus();
-  if (transactional_) db_.begin_transaction(/*flushed=*/true);
+  if (transactional_) {
+    db_.begin_transaction(/*flushed=*/true);
+    if (gone_) gone_->begin_transaction(/*flushed=*/true);
+  }
   in_group_ = true;
   group_started_ = clock_->Now();
   group_events_ = 0;
@@ -325,7 +348,13 @@ absl::Status IndexWriter::CommitLocked() {
   try {
     // The gone database first: a crash between the two commits replays the events, which
     // find their tombstones already recorded (RecordGoneLocked replaces, idempotently).
-    if (gone_) gone_->commit();
+    if (gone_) {
+      if (transactional_) {
+        gone_->commit_transaction();
+      } else {
+        gone_->commit();
+      }
+    }
     if (transactional_) {
       db_.commit_transaction();
     } else {
@@ -347,6 +376,16 @@ absl::Status IndexWriter::RollbackLocked(absl::Status cause) {
       db_.cancel_transaction();
     } catch (const Xapian::Error& e) {
       spdlog::error("cancelling the pending group of index {} failed: {}", path_,
+                    e.get_description());
+    }
+    // The gone database's part of the group goes too (its transaction may already be
+    // committed when the live commit failed: the replay rewrites the same records).
+    try {
+      if (gone_) gone_->cancel_transaction();
+    } catch (const Xapian::InvalidOperationError&) {
+      // No transaction open: it committed before the live commit failed.
+    } catch (const Xapian::Error& e) {
+      spdlog::error("cancelling the pending group of the gone database of {} failed: {}", path_,
                     e.get_description());
     }
   }
@@ -458,6 +497,17 @@ absl::StatusOr<RetagBatchResult> IndexWriter::RetagBatch(Tagger* tagger,
     result.finished = it == end || *it > up_to_docid;
     // Every document is rebuilt, so a finished pass leaves the index in the current text scheme.
     if (result.finished) db_.set_metadata(index::kTextSchemeKey, index::kTextScheme);
+    if (result.finished && gone_) {
+      // The gone issues (few) in the same commit, so is:deleted / is:transferred see the same
+      // tags and text scheme as the live search.
+      for (Xapian::PostingIterator g = gone_->postlist_begin(std::string());
+           g != gone_->postlist_end(std::string()); ++g) {
+        absl::StatusOr<v1::IssueWithComments> gone = index::ReadDocument(gone_->get_document(*g));
+        if (!gone.ok()) continue;  // a record without an issue: left as it is
+        tagger->Tag(&*gone);
+        gone_->replace_document(*g, index::BuildGoneDocument(*gone));
+      }
+    }
     if (metadata) {
       for (const auto& [key, value] : metadata(result)) db_.set_metadata(key, value);
     }

@@ -126,7 +126,8 @@ class IndexWriter : public ChangeSink {
   // `after_docid` (rebuilding each from its stored issue; document ids are kept), writes the
   // metadata `metadata(result)` returns, and commits them together with any pending group, so
   // readers see whole batches. DATA_LOSS naming the document when one holds no issue.
-  // Documents with an id above `up_to_docid` are left alone (finished is then true).
+  // Documents with an id above `up_to_docid` are left alone (finished is then true). The batch
+  // that finishes also rebuilds every document of the gone database with `tagger`.
   absl::StatusOr<RetagBatchResult> RetagBatch(Tagger* tagger, Xapian::docid after_docid,
                                               Xapian::docid up_to_docid, int max_docs,
                                               const RetagMetadata& metadata);

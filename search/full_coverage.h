@@ -21,10 +21,10 @@
 namespace issuescope::search {
 
 // FilterTerm is the query of a weightless filter on `term` over `db`, equal in matches to
-// Xapian::Query(term): MatchAll when the term indexes every document of `db`; a posting source
-// over the term's own posting list (never swapped) when `db` is sharded and a shard with deleted
-// documents could have the term in every document; else the plain term. Throws what Xapian
-// throws.
+// Xapian::Query(term): match-all when the term indexes every document of `db`; a posting source
+// over the term's own posting list (never swapped) when `db` is sharded and some shard with
+// deleted documents has the term in every document (found by a probe set up in each shard: one
+// small Enquire); else the plain term. Throws what Xapian throws.
 Xapian::Query FilterTerm(const Xapian::Database& db, const std::string& term);
 
 // HasDeletedDocuments is true when some shard of `db` has gaps in its document ids (documents

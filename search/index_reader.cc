@@ -21,7 +21,9 @@ Xapian::Database OpenGoneForReading(const std::string& index_dir) {
   std::error_code ec;
   for (const std::string& path : index::ShardPaths(index_dir)) {
     const std::string gone = index::GonePath(path);
-    if (std::filesystem::exists(gone, ec)) all.add_database(Xapian::Database(gone));
+    // A glass database exists once its version file does (a gone/ caught mid-creation has
+    // none yet, and holds nothing to find).
+    if (std::filesystem::exists(gone + "/iamglass", ec)) all.add_database(Xapian::Database(gone));
   }
   if (all.size() == 0) {
     // Xapian cannot search a database without sub-databases: an empty one in memory.

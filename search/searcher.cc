@@ -241,7 +241,9 @@ absl::Status Searcher::ConvertError(const Xapian::Error& e, absl::string_view wh
 
 absl::StatusOr<v1::SearchResponse> Searcher::Search(const v1::SearchRequest& request,
                                                     const StopCheck& stop) {
-  if (gone_ && NamesGoneIssues(request.query())) return gone_->Search(request, stop);
+  if (gone_ && CheckQuerySize(request.query()).ok() && NamesGoneIssues(request.query())) {
+    return gone_->Search(request, stop);
+  }
   Lease lease = Borrow();
   return Guard<v1::SearchResponse>(
       [&] { return SearchWith(lease, request, stop); },
@@ -250,7 +252,9 @@ absl::StatusOr<v1::SearchResponse> Searcher::Search(const v1::SearchRequest& req
 
 absl::StatusOr<v1::AggregateResponse> Searcher::Aggregate(const v1::AggregateRequest& request,
                                                           const StopCheck& stop) {
-  if (gone_ && NamesGoneIssues(request.query())) return gone_->Aggregate(request, stop);
+  if (gone_ && CheckQuerySize(request.query()).ok() && NamesGoneIssues(request.query())) {
+    return gone_->Aggregate(request, stop);
+  }
   Lease lease = Borrow();
   return Guard<v1::AggregateResponse>(
       [&] { return AggregateWith(lease, request, stop); },
@@ -443,7 +447,9 @@ absl::StatusOr<v1::AggregateResponse> Searcher::AggregateWith(
 
 absl::Status Searcher::Export(const v1::ExportRequest& request, const ExportSink& sink) {
   RETURN_IF_ERROR(CheckQuerySize(request.query()));
-  if (gone_ && NamesGoneIssues(request.query())) return gone_->Export(request, sink);
+  if (gone_ && CheckQuerySize(request.query()).ok() && NamesGoneIssues(request.query())) {
+    return gone_->Export(request, sink);
+  }
   if (request.limit() < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("limit ", request.limit(), " is negative (0 means all)"));

@@ -533,6 +533,51 @@ TEST(IndexWriterTest, TombstonesMoveIssuesToTheGoneDatabase) {
   EXPECT_EQ(RepoSlug(bare->issue().repo()), Slug("a/b"));
 }
 
+// A deletion later known as a transfer keeps the recorded state (comments, tags); a tombstone
+// older than the record changes nothing; a copy fetched before the tombstone (later than the
+// indexed one, but before the issue was seen gone) does not bring it back.
+TEST(IndexWriterTest, GoneRecordsKeepTheirStateAndVersion) {
+  KindTagger tagger;
+  IndexWriterOptions options;
+  options.tagger = &tagger;
+  auto writer = OpenInMemory(options);
+  v1::IssueWithComments live = MakeIssue("a/b", 1, "kernel hang", 200);
+  live.mutable_issue()->mutable_fetched_at()->set_seconds(1000);
+  live.add_comments()->set_body("also on 2.2");
+  ASSERT_TRUE(writer->Apply(Batch("s", 1, {Upsert(1, live)})).ok());
+
+  v1::IssueWithComments tomb = MakeIssue("a/b", 1, "kernel hang", 200);
+  tomb.mutable_issue()->set_deleted(true);
+  tomb.mutable_issue()->mutable_fetched_at()->set_seconds(3000);  // when it was seen gone
+  v1::ChangeEvent deleted = Upsert(2, tomb);
+  deleted.set_kind(v1::CHANGE_KIND_DELETE);
+  ASSERT_TRUE(writer->Apply(Batch("s", 2, {deleted})).ok());
+
+  v1::IssueWithComments moved = tomb;
+  moved.mutable_issue()->set_transferred_to("github:c/d#3");
+  moved.mutable_issue()->mutable_fetched_at()->set_seconds(4000);
+  v1::ChangeEvent transferred = Upsert(3, moved);
+  transferred.set_kind(v1::CHANGE_KIND_DELETE);
+  ASSERT_TRUE(writer->Apply(Batch("s", 3, {transferred})).ok());
+  auto gone = writer->LookupGone(Slug("a/b"), 1);
+  ASSERT_TRUE(gone.ok()) << gone.status();
+  EXPECT_EQ(gone->issue().transferred_to(), "github:c/d#3");
+  ASSERT_EQ(gone->comments_size(), 1) << "the second tombstone dropped the recorded comments";
+  EXPECT_EQ(gone->issue().tags().kind(), "bug");
+
+  // An older tombstone (another store's, before the transfer was known) changes nothing.
+  ASSERT_TRUE(writer->Apply(Batch("s2", 2, {deleted})).ok());
+  EXPECT_EQ(writer->LookupGone(Slug("a/b"), 1)->issue().transferred_to(), "github:c/d#3");
+
+  // A copy fetched after the indexed one but before the issue was seen gone stays out.
+  v1::IssueWithComments late = live;
+  late.mutable_issue()->mutable_fetched_at()->set_seconds(2000);
+  ApplyResult result;
+  ASSERT_TRUE(writer->Apply(Batch("s3", 1, {Upsert(1, late)}), &result).ok());
+  EXPECT_EQ(result.stale, 1);
+  EXPECT_EQ(writer->DocumentCount(), 0);
+}
+
 TEST(IndexWriterTest, InMemoryIndexKeepsGoneIssuesToo) {
   auto writer = OpenInMemory();
   v1::IssueWithComments tomb = MakeIssue("a/b", 5, "moved", 100);

@@ -24,7 +24,7 @@ TESTS=(
   crawler_token_pool_test crawler_curl_transport_test
   crawler_repo_crawler_test crawler_lister_test crawler_issue_store_test
   crawler_graphql_crawl_test
-  search_match_split_test search_searcher_test
+  search_match_split_test search_searcher_test search_full_coverage_test
   coordinator_coordinator_core_test coordinator_home_grace_test coordinator_failover_test
 )
 

@@ -6,7 +6,9 @@
 
 #include <stdlib.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -93,6 +95,7 @@ TEST_F(FullCoverageTest, OneShardHasTheTermEverywhere) {
   Xapian::Database db(index::StubPath(dir_));
   const Xapian::doccount per_shard = kDocs - 1;
   EXPECT_THROW(Count(db, Weightless(Xapian::Query("XRo/r")), false), Xapian::DatabaseCorruptError);
+  EXPECT_EQ(FilterTerm(db, "XRo/r").get_type(), Xapian::Query::LEAF_POSTING_SOURCE);
   EXPECT_EQ(Count(db, Weightless(FilterTerm(db, "XRo/r")), false), per_shard);
   EXPECT_EQ(Count(db, Weightless(Xapian::Query(Xapian::Query::OP_OR, FilterTerm(db, "XRo/r"),
                                                FilterTerm(db, "XRother/repo"))),
@@ -147,6 +150,41 @@ TEST_F(FullCoverageTest, SearcherAnswersFiltersThatCoverTheIndex) {
     ASSERT_EQ(response->facets(0).values_size(), 1);
     EXPECT_EQ(response->facets(0).values(0).count(), kDocs - 1);
   }
+}
+
+// Filters that cover the index, from several threads at once (run under TSan too: the
+// match-all FilterTerm returns must not be a shared object).
+TEST_F(FullCoverageTest, ConcurrentSearchesWithCoveringFilters) {
+  const std::string path = dir_ + "/index";
+  {
+    Xapian::WritableDatabase db(path, Xapian::DB_CREATE_OR_OPEN);
+    for (int n = 1; n <= 50; ++n) {
+      testing::IssueSpec spec{v1::TRACKER_GITHUB, "o", "r", n, "title", "body", {},
+                              v1::ISSUE_STATE_OPEN, false, "alice", {}, "2024-01-01T00:00:00Z",
+                              "2024-01-02T00:00:00Z", 0, {}};
+      v1::IssueWithComments iwc = testing::MakeIssue(spec);
+      db.replace_document(index::IdTerm(RepoSlug(iwc.issue().repo()), n),
+                          index::BuildDocument(iwc));
+    }
+    db.commit();
+  }
+  SearcherOptions options;
+  options.max_handles = 4;
+  std::unique_ptr<Searcher> searcher = Searcher::ForPath(path, options);
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        v1::SearchRequest request;
+        request.set_query(i % 2 == 0 ? "repo:o/r" : "tracker:github is:issue");
+        absl::StatusOr<v1::SearchResponse> response = searcher->Search(request);
+        if (!response.ok() || response->total() != 50) ++wrong;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 }  // namespace
