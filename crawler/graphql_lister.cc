@@ -319,9 +319,33 @@ absl::StatusOr<bool> GraphqlLister::FollowUp(std::vector<ThreadCursor>* pending,
 absl::StatusOr<SweepResult> GraphqlLister::Sweep(std::optional<std::vector<int64_t>> listed) {
   SweepResult result;
   std::vector<int64_t> numbers;
+  ASSIGN_OR_RETURN(std::vector<int64_t> stored, ingest_->StoredNumbers());
   if (listed) {
     numbers = *std::move(listed);
   } else {
+    if (remaining_ < 0) {
+      // Unknown budget: ask for it (free) to weigh the listing against it.
+      absl::StatusOr<std::optional<HttpResponse>> sent = Query(RateLimitBody(), nullptr);
+      if (!sent.ok()) return sent.status();
+      if (unavailable_) return result;  // no GraphQL here: no sweep
+      if (*sent) {
+        absl::StatusOr<GraphqlRate> rate = ParseGraphqlRate((*sent)->body);
+        if (rate.ok()) {
+          NoteRate(*rate, &result.points);
+        } else if (rate.status().code() == absl::StatusCode::kResourceExhausted) {
+          remaining_ = 0;
+        }
+      }
+    }
+    const int64_t cost = std::max<int64_t>(1, (static_cast<int64_t>(stored.size()) + 99) / 100);
+    if (remaining_ >= 0 &&
+        static_cast<double>(cost) > options_.sweep_budget_share * static_cast<double>(remaining_)) {
+      spdlog::info("{}: presence sweep postponed: listing {} issues costs {} GraphQL points, more "
+                   "than {:.0f}% of the {} left",
+                   slug_, stored.size(), cost, 100 * options_.sweep_budget_share, remaining_);
+      result.over_share = true;
+      return result;
+    }
     std::string after;
     std::set<std::string> cursors;
     for (;;) {
@@ -364,7 +388,6 @@ absl::StatusOr<SweepResult> GraphqlLister::Sweep(std::optional<std::vector<int64
     }
   }
   std::sort(numbers.begin(), numbers.end());
-  ASSIGN_OR_RETURN(std::vector<int64_t> stored, ingest_->StoredNumbers());
   for (int64_t number : stored) {
     if (std::binary_search(numbers.begin(), numbers.end(), number)) continue;
     RETURN_IF_ERROR(CheckVanished(number, &result));

@@ -74,6 +74,9 @@ struct SweepResult {
   int64_t checked = 0;  // REST requests checking vanished numbers
   std::vector<int64_t> deleted;
   std::vector<std::pair<int64_t, std::string>> transferred;  // number, "github:o/r#n"
+  // The listing would have cost more than GraphqlListerOptions::sweep_budget_share of the
+  // points left: not sent (complete = false; the sweep stays due).
+  bool over_share = false;
 };
 
 // GraphqlListerOptions tune a pass.
@@ -85,6 +88,10 @@ struct GraphqlListerOptions {
   // The tokens' GraphQL points left as far as the crawl knows (the pool's last figures; a
   // spent pool: 0, so no query is sent that would wait for its reset); -1: unknown. Default: -1.
   int64_t known_remaining = -1;
+  // A sweep that lists the numbers itself (⌈stored issues / 100⌉ points) runs only when that
+  // is at most this share of the GraphQL points left (asked for, free, when unknown); a sweep
+  // with the numbers given costs no points and always runs. Default: 0.25.
+  double sweep_budget_share = 0.25;
 };
 
 class GraphqlLister {
@@ -108,9 +115,10 @@ class GraphqlLister {
   // or 404 to a REST GET of the issue), or transferred (301 to another repository: its new
   // place, read from the issue there, recorded in Issue.transferred_to). `listed` are numbers
   // the tracker lists (a full pass's own, so the sweep costs no listing); nullopt: they are
-  // listed here, 100 per point. A vanished number that the REST GET still finds is left alone
-  // (it was listed in between). Stops (complete = false, nothing tombstoned) when the GraphQL
-  // budget cannot pay for the next numbers page.
+  // listed here, 100 per point, when that is within sweep_budget_share of the points left
+  // (else over_share, nothing sent). A vanished number that the REST GET still finds is left
+  // alone (it was listed in between). Stops (complete = false, nothing tombstoned) when the
+  // GraphQL budget cannot pay for the next numbers page.
   absl::StatusOr<SweepResult> Sweep(std::optional<std::vector<int64_t>> listed);
 
  private:

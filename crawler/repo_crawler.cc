@@ -161,6 +161,7 @@ class RepoCrawler::Run {
     GraphqlListerOptions gopt;
     gopt.max_issues_per_page = opt.graphql_page_size;
     gopt.known_remaining = KnownGraphqlRemaining();
+    gopt.sweep_budget_share = opt.presence_sweep_budget;
     graphql_lister_ = std::make_unique<GraphqlLister>(
         graphql_loop_.get(), loop_.get(), tracker_, ingest_.get(), c_->clock_, GraphqlUrl(),
         Where(), repo_, gopt, [this] { return Report(); });

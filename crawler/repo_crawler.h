@@ -117,6 +117,9 @@ struct CrawlerOptions {
   // the numbers it listed anyway (free). InfiniteDuration: never; zero: every crawl.
   // Default: 24 hours.
   absl::Duration presence_sweep_interval = absl::Hours(24);
+  // A due sweep that must list the numbers runs only when that costs at most this share of the
+  // GraphQL points left; else it waits for a later crawl (still due). Default: 0.25.
+  double presence_sweep_budget = 0.25;
   // How far an item's updated_at may lie after the tracker's clock (the response's Date, else
   // ours) before it counts as an anomaly: such an item is quarantined, not stored, and never
   // moves the cursor. Default: 5 minutes.

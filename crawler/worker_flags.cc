@@ -68,6 +68,11 @@ void WorkerFlags::Register(CLI::App* app) {
   app->add_option("--presence-sweep-h", presence_sweep_h,
                   "with --graphql: hours between presence sweeps of a repository, which find "
                   "deleted and transferred issues (0: every crawl; negative: never)");
+  app->add_option("--presence-sweep-budget", presence_sweep_budget,
+                  "with --graphql: a due presence sweep runs when listing the numbers costs at "
+                  "most this share of the GraphQL points left (else it waits)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app->add_option("--request-timeout-s", request_timeout_s, "timeout of one HTTP request");
   app->add_option("--max-body-mb", max_body_mb, "largest accepted HTTP response body, in MiB");
   app->add_option("--drain-timeout-s", drain_timeout_s,
@@ -141,6 +146,7 @@ absl::StatusOr<WorkerOptions> WorkerFlags::BuildOptions() const {
   options.drain_feed_wait = absl::Seconds(drain_feed_wait_s);
   options.crawler.max_pages_per_lease = max_pages_per_lease;
   options.crawler.github_graphql = graphql;
+  options.crawler.presence_sweep_budget = presence_sweep_budget;
   options.crawler.presence_sweep_interval =
       presence_sweep_h < 0 ? absl::InfiniteDuration() : absl::Hours(presence_sweep_h);
   options.crawler.request_timeout = absl::Seconds(request_timeout_s);

@@ -36,6 +36,7 @@ struct WorkerFlags {
   int max_pages_per_lease = 50;     // >= 0 (0: no limit)
   bool graphql = false;             // list GitHub issues over GraphQL (CrawlerOptions)
   double presence_sweep_h = 24;     // hours between presence sweeps (0: every crawl; < 0: never)
+  double presence_sweep_budget = 0.25;  // CrawlerOptions::presence_sweep_budget
   int request_timeout_s = 60;       // 1..3600
   int max_body_mb = 64;             // 1..4096
   int drain_timeout_s = 30;         // 0..3600

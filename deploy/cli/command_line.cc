@@ -51,6 +51,11 @@ void RegisterCrawlCommands(CLI::App* app, CommandLine* line) {
   crawl_cmd->add_option("--presence-sweep-h", crawl.presence_sweep_h,
                         "with --graphql: hours between presence sweeps of a repository, which "
                         "find deleted and transferred issues (0: every crawl; negative: never)");
+  crawl_cmd->add_option("--presence-sweep-budget", crawl.presence_sweep_budget,
+                        "with --graphql: a due presence sweep runs when listing the numbers costs "
+                        "at most this share of the GraphQL points left (else it waits)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   crawl_cmd->add_option("--max-pages-per-lease", crawl.max_pages_per_lease,
                         "pages per lease before a crawl pauses and is leased again (0: no limit)");
   crawl_cmd->add_option("--gitee-budget", crawl.gitee_budget,

@@ -216,6 +216,7 @@ absl::StatusOr<crawler::CrawlerOptions> CrawlerOptionsFor(const CrawlCommandOpti
   crawler_options.token = token;
   crawler_options.max_pages_per_lease = options.max_pages_per_lease;
   crawler_options.github_graphql = options.graphql;
+  crawler_options.presence_sweep_budget = options.presence_sweep_budget;
   crawler_options.presence_sweep_interval = options.presence_sweep_h < 0
                                                 ? absl::InfiniteDuration()
                                                 : absl::Hours(options.presence_sweep_h);

@@ -49,6 +49,7 @@ struct CrawlCommandOptions {
   bool graphql = false;
   // Hours between presence sweeps with --graphql (0: every crawl; negative: never).
   double presence_sweep_h = 24;
+  double presence_sweep_budget = 0.25;  // CrawlerOptions::presence_sweep_budget
   // First bench of a token after a secondary limit without Retry-After.
   absl::Duration secondary_backoff = absl::Seconds(60);
   // Ignore cursors and crawl everything again.

@@ -85,6 +85,7 @@ class GraphqlCrawlTest : public ::testing::Test {
     options.initial_backoff = absl::Milliseconds(1);
     options.max_backoff = absl::Milliseconds(10);
     options.presence_sweep_interval = sweep_interval_;
+    options.presence_sweep_budget = sweep_share_;
     RepoCrawler crawler(&transport_, store, Clock::Real(), options);
     auto result = crawler.Crawl(Lease(mode, cursor), [](const CrawlProgress&) {
       return absl::OkStatus();
@@ -105,6 +106,7 @@ class GraphqlCrawlTest : public ::testing::Test {
   CurlTransport transport_;
   std::unique_ptr<sim::TrackerSimulator> sim_;
   absl::Duration sweep_interval_ = absl::Hours(24);
+  double sweep_share_ = 0.25;
 };
 
 TEST_F(GraphqlCrawlTest, StoresExactlyWhatRestStoresForAFractionOfTheBudget) {
@@ -294,6 +296,37 @@ TEST_F(GraphqlCrawlTest, DeletedAndTransferredIssuesAreTombstonedInOneSweep) {
                                    })
                   .ok());
   EXPECT_EQ(tombstones, 6);
+}
+
+// A due sweep whose listing would cost more than its share of the GraphQL points left waits
+// (nothing sent but the free budget question; still due), and runs once the share allows it.
+TEST_F(GraphqlCrawlTest, SweepWaitsWhenItsListingExceedsItsShareOfTheBudget) {
+  sim::FaultConfig faults;
+  faults.graphql_budget = 12;  // points per token per window
+  StartSimulator(faults, 200, 0, /*repos=*/2);
+  std::unique_ptr<rocksdb::Env> env;
+  std::unique_ptr<IssueStore> store;
+  OpenMemStore(&env, &store);
+  CrawlProgress full = Crawl(store.get(), true, v1::CRAWL_MODE_FULL);
+  ASSERT_TRUE(full.cursor && full.cursor->has_swept_at());
+  sim::MutationSpec spec;
+  spec.repo = "pytorch/pytorch";
+  spec.deleted_issues = 2;
+  ASSERT_TRUE(sim_->Mutate(spec).ok());
+
+  sweep_interval_ = absl::ZeroDuration();
+  sweep_share_ = 0.1;  // 2 points to list 200 numbers > 10% of what is left
+  sim_->ResetStats();
+  CrawlProgress postponed = Crawl(store.get(), true, v1::CRAWL_MODE_INCREMENTAL, *full.cursor);
+  EXPECT_EQ(postponed.counters.issues_gone(), 0);
+  EXPECT_EQ(sim_->Stats().graphql_points, 0) << "only the free budget question was sent";
+  ASSERT_TRUE(postponed.cursor);
+  EXPECT_EQ(postponed.cursor->swept_at().seconds(), full.cursor->swept_at().seconds())
+      << "a postponed sweep stays due";
+
+  sweep_share_ = 1.0;
+  CrawlProgress swept = Crawl(store.get(), true, v1::CRAWL_MODE_INCREMENTAL, *postponed.cursor);
+  EXPECT_EQ(swept.counters.issues_gone(), 2);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ TESTS=(
   search_query_parser_test search_facets_test search_searcher_test search_pager_test
   search_docid_sample_test search_field_scope_test search_query_limits_test
   search_match_split_test search_search_service_test search_main_test search_search_flags_test
-  search_proximity_test search_full_coverage_test
+  search_proximity_test search_full_coverage_test search_revision_cache_test
   http_gateway_test
   crawler_link_header_test crawler_github_parse_test crawler_forge_parse_test
   crawler_conformance_test crawler_hostile_tracker_test crawler_repo_crawler_test
