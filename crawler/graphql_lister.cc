@@ -320,6 +320,10 @@ absl::StatusOr<SweepResult> GraphqlLister::Sweep(std::optional<std::vector<int64
   SweepResult result;
   std::vector<int64_t> numbers;
   ASSIGN_OR_RETURN(std::vector<int64_t> stored, ingest_->StoredNumbers());
+  if (stored.empty()) {
+    result.complete = true;  // nothing stored, nothing can have vanished
+    return result;
+  }
   if (listed) {
     numbers = *std::move(listed);
   } else {

@@ -62,6 +62,22 @@ absl::Status XapianError(absl::string_view operation, const Xapian::Error& e) {
   return FromXapianError(e, operation);
 }
 
+int64_t Micros(const google::protobuf::Timestamp& t) {
+  return t.seconds() * 1000000 + t.nanos() / 1000;
+}
+
+// TombstoneWins says whether a tombstone (`tomb`: the issue as last seen, fetched_at = when it
+// was seen gone) outranks a copy of the same issue (`copy`). Both observed: by when, since a
+// copy fetched before the issue was seen gone is older news, whatever its updated_at or
+// comments, and one fetched after means the issue is back. Else (no fetch times, as in older
+// data) by index::IndexVersion, ties to the tombstone.
+bool TombstoneWins(const v1::IssueWithComments& tomb, const v1::IssueWithComments& copy) {
+  const int64_t seen_gone = Micros(tomb.issue().fetched_at());
+  const int64_t fetched = Micros(copy.issue().fetched_at());
+  if (seen_gone > 0 && fetched > 0) return seen_gone >= fetched;
+  return !(index::IssueVersion(tomb) < index::IssueVersion(copy));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<IndexWriter>> IndexWriter::Open(const std::string& path,
@@ -126,6 +142,7 @@ absl::Status IndexWriter::OpenGoneLocked() {
       if (in_group_ && transactional_) gone_->begin_transaction(/*flushed=*/true);
     }
   } catch (const Xapian::Error& e) {
+    gone_.reset();
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot open the gone database ", gone_path, ": ", e.get_description()));
   }
@@ -137,10 +154,11 @@ bool IndexWriter::GoneSupersedesLocked(const std::string& term,
   if (!gone_) return false;
   Xapian::PostingIterator it = gone_->postlist_begin(term);
   if (it == gone_->postlist_end(term)) return false;
-  // The tombstone was recorded after its issue's last version was seen, so a copy of that
-  // version (a replay, another worker's older store) does not bring the issue back; only a
-  // newer one does.
-  return index::IssueVersion(incoming) <= index::DocumentVersion(gone_->get_document(*it));
+  // A copy observed before the issue was seen gone (a replay, another worker's older store)
+  // does not bring the issue back; one fetched after it does (TombstoneWins).
+  absl::StatusOr<v1::IssueWithComments> tomb = index::ReadDocument(gone_->get_document(*it));
+  if (!tomb.ok()) return false;
+  return TombstoneWins(*tomb, incoming);
 }
 
 void IndexWriter::RecordGoneLocked(const std::string& term, const v1::ChangeEvent& event) {
@@ -162,10 +180,14 @@ void IndexWriter::RecordGoneLocked(const std::string& term, const v1::ChangeEven
     if (gone != gone_->postlist_end(term)) {
       // Gone already (e.g. a deletion now known as a transfer): keep what was recorded, unless
       // the event is older than the record.
-      const Xapian::Document doc = gone_->get_document(*gone);
-      if (has_issue && index::IssueVersion(event.current()) < index::DocumentVersion(doc)) return;
-      absl::StatusOr<v1::IssueWithComments> recorded = index::ReadDocument(doc);
+      absl::StatusOr<v1::IssueWithComments> recorded =
+          index::ReadDocument(gone_->get_document(*gone));
       if (recorded.ok()) {
+        // An older tombstone (seen gone earlier) changes nothing.
+        if (has_issue && Micros(event.current().issue().fetched_at()) <
+                             Micros(recorded->issue().fetched_at())) {
+          return;
+        }
         last = *std::move(recorded);
         have = tagged = true;
       }
@@ -227,8 +249,15 @@ absl::Status IndexWriter::Apply(const v1::ChangeBatch& batch, ApplyResult* resul
 absl::Status IndexWriter::BeginGroupLocked() {
   if (in_group_) return absl::OkStatus();
   if (transactional_) {
-    db_.begin_transaction(/*flushed=*/true);
+    // The gone database first, and cancelled again if the live one cannot begin: both or
+    // neither are in the group.
     if (gone_) gone_->begin_transaction(/*flushed=*/true);
+    try {
+      db_.begin_transaction(/*flushed=*/true);
+    } catch (const Xapian::Error&) {
+      if (gone_) gone_->cancel_transaction();
+      throw;
+    }
   }
   in_group_ = true;
   group_started_ = clock_->Now();
@@ -275,7 +304,20 @@ absl::Status IndexWriter::ApplyLocked(const v1::ChangeBatch& batch, ApplyResult*
         continue;
       }
       const std::string term = EventIdTerm(event);
-      if (has_issue) {
+      const bool gone = event.kind() == v1::CHANGE_KIND_DELETE || event.current().issue().deleted();
+      if (has_issue && gone) {
+        Xapian::PostingIterator it = db_.postlist_begin(term);
+        if (it != db_.postlist_end(term)) {
+          absl::StatusOr<v1::IssueWithComments> indexed =
+              index::ReadDocument(db_.get_document(*it));
+          if (indexed.ok() && !TombstoneWins(event.current(), *indexed)) {
+            spdlog::debug("store {} seq {}: {} was fetched after this tombstone was seen; kept "
+                          "the indexed", batch.store_id(), event.seq(), term);
+            ++result->stale;
+            continue;
+          }
+        }
+      } else if (has_issue) {
         Xapian::PostingIterator it = db_.postlist_begin(term);
         if (it != db_.postlist_end(term)) {
           // Equal versions replace (a page applied twice rewrites the same document).
@@ -290,7 +332,6 @@ absl::Status IndexWriter::ApplyLocked(const v1::ChangeBatch& batch, ApplyResult*
           }
         }
       }
-      const bool gone = event.kind() == v1::CHANGE_KIND_DELETE || event.current().issue().deleted();
       if (!gone && GoneSupersedesLocked(term, event.current())) {
         spdlog::debug("store {} seq {}: {} is not newer than its tombstone; kept it gone",
                       batch.store_id(), event.seq(), term);
@@ -383,7 +424,16 @@ absl::Status IndexWriter::RollbackLocked(absl::Status cause) {
     try {
       if (gone_) gone_->cancel_transaction();
     } catch (const Xapian::InvalidOperationError&) {
-      // No transaction open: it committed before the live commit failed.
+      // No transaction open: it committed before the live commit failed, or its own commit
+      // failed (Xapian ends the transaction first). Whatever that left buffered is discarded
+      // here, so a later begin or close does not commit it.
+      try {
+        gone_->begin_transaction(/*flushed=*/false);
+        gone_->cancel_transaction();
+      } catch (const Xapian::Error& e) {
+        spdlog::error("discarding the gone database's changes of {} failed: {}", path_,
+                      e.get_description());
+      }
     } catch (const Xapian::Error& e) {
       spdlog::error("cancelling the pending group of the gone database of {} failed: {}", path_,
                     e.get_description());
@@ -500,12 +550,16 @@ absl::StatusOr<RetagBatchResult> IndexWriter::RetagBatch(Tagger* tagger,
     if (result.finished && gone_) {
       // The gone issues (few) in the same commit, so is:deleted / is:transferred see the same
       // tags and text scheme as the live search.
+      std::vector<Xapian::docid> ids;  // listed first: no writes while iterating
       for (Xapian::PostingIterator g = gone_->postlist_begin(std::string());
            g != gone_->postlist_end(std::string()); ++g) {
-        absl::StatusOr<v1::IssueWithComments> gone = index::ReadDocument(gone_->get_document(*g));
+        ids.push_back(*g);
+      }
+      for (Xapian::docid id : ids) {
+        absl::StatusOr<v1::IssueWithComments> gone = index::ReadDocument(gone_->get_document(id));
         if (!gone.ok()) continue;  // a record without an issue: left as it is
         tagger->Tag(&*gone);
-        gone_->replace_document(*g, index::BuildGoneDocument(*gone));
+        gone_->replace_document(id, index::BuildGoneDocument(*gone));
       }
     }
     if (metadata) {

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
 #include "rocksdb/env.h"
@@ -312,6 +313,10 @@ TEST_F(IssueStoreTest, TombstonesAreKeptAndEmittedAsDeletes) {
   ASSERT_TRUE(got.ok());
   EXPECT_TRUE(got->issue().deleted());
   EXPECT_EQ(got->issue().title(), "doomed");
+  // Stamped when it was seen gone: the indexer weighs later copies against that time.
+  const int64_t now = absl::ToUnixSeconds(absl::Now());
+  EXPECT_GE(got->issue().fetched_at().seconds(), now - 60);
+  EXPECT_LE(got->issue().fetched_at().seconds(), now + 1);
   auto batch = store_->ReadChanges(0, 10);
   ASSERT_TRUE(batch.ok());
   ASSERT_EQ(batch->events_size(), 1);

@@ -536,8 +536,19 @@ TEST(IndexWriterTest, TombstonesMoveIssuesToTheGoneDatabase) {
 // A deletion later known as a transfer keeps the recorded state (comments, tags); a tombstone
 // older than the record changes nothing; a copy fetched before the tombstone (later than the
 // indexed one, but before the issue was seen gone) does not bring it back.
+// Tags each issue with the number of its Tag call ("call-1", "call-2", …).
+class CountingTagger : public Tagger {
+ public:
+  void Tag(v1::IssueWithComments* issue) override {
+    issue->mutable_issue()->mutable_tags()->set_kind("call-" + std::to_string(++calls_));
+  }
+
+ private:
+  int calls_ = 0;
+};
+
 TEST(IndexWriterTest, GoneRecordsKeepTheirStateAndVersion) {
-  KindTagger tagger;
+  CountingTagger tagger;
   IndexWriterOptions options;
   options.tagger = &tagger;
   auto writer = OpenInMemory(options);
@@ -563,7 +574,7 @@ TEST(IndexWriterTest, GoneRecordsKeepTheirStateAndVersion) {
   ASSERT_TRUE(gone.ok()) << gone.status();
   EXPECT_EQ(gone->issue().transferred_to(), "github:c/d#3");
   ASSERT_EQ(gone->comments_size(), 1) << "the second tombstone dropped the recorded comments";
-  EXPECT_EQ(gone->issue().tags().kind(), "bug");
+  EXPECT_EQ(gone->issue().tags().kind(), "call-1") << "the tags given when it was indexed";
 
   // An older tombstone (another store's, before the transfer was known) changes nothing.
   ASSERT_TRUE(writer->Apply(Batch("s2", 2, {deleted})).ok());
@@ -576,6 +587,50 @@ TEST(IndexWriterTest, GoneRecordsKeepTheirStateAndVersion) {
   ASSERT_TRUE(writer->Apply(Batch("s3", 1, {Upsert(1, late)}), &result).ok());
   EXPECT_EQ(result.stale, 1);
   EXPECT_EQ(writer->DocumentCount(), 0);
+}
+
+// Tombstones and copies are weighed by when they were observed, not by their comments: a
+// tombstone whose store holds older comments than the index still deletes, and a copy with a
+// newer comment that was fetched before the issue was seen gone stays out.
+TEST(IndexWriterTest, TombstonesAndCopiesAreWeighedByWhenTheyWereSeen) {
+  auto writer = OpenInMemory();
+  v1::IssueWithComments indexed = MakeIssue("a/b", 1, "oom", 200);
+  indexed.mutable_issue()->mutable_fetched_at()->set_seconds(1000);
+  v1::Comment* late = indexed.add_comments();
+  late->set_body("newer comment from another worker");
+  late->mutable_updated_at()->set_seconds(500);
+  ASSERT_TRUE(writer->Apply(Batch("s", 1, {Upsert(1, indexed)})).ok());
+
+  v1::IssueWithComments tomb = MakeIssue("a/b", 1, "oom", 200);  // this store: no comments
+  tomb.mutable_issue()->set_deleted(true);
+  tomb.mutable_issue()->set_transferred_to("github:x/y#2");
+  tomb.mutable_issue()->mutable_fetched_at()->set_seconds(3000);
+  ApplyResult result;
+  ASSERT_TRUE(writer->Apply(Batch("t", 1, {Upsert(1, tomb)}), &result).ok());
+  EXPECT_EQ(result.deleted, 1);
+  EXPECT_EQ(writer->DocumentCount(), 0);
+  EXPECT_EQ(writer->LookupGone(Slug("a/b"), 1)->issue().transferred_to(), "github:x/y#2");
+
+  v1::IssueWithComments before = indexed;
+  before.mutable_comments(0)->mutable_updated_at()->set_seconds(2500);
+  before.mutable_issue()->mutable_fetched_at()->set_seconds(2600);
+  result = ApplyResult();
+  ASSERT_TRUE(writer->Apply(Batch("u", 1, {Upsert(1, before)}), &result).ok());
+  EXPECT_EQ(result.stale, 1);
+
+  // Fetched after the tombstone was seen: the issue is back.
+  v1::IssueWithComments after = before;
+  after.mutable_issue()->mutable_fetched_at()->set_seconds(3500);
+  result = ApplyResult();
+  ASSERT_TRUE(writer->Apply(Batch("u", 2, {Upsert(2, after)}), &result).ok());
+  EXPECT_EQ(result.upserted, 1);
+  EXPECT_TRUE(absl::IsNotFound(writer->LookupGone(Slug("a/b"), 1).status()));
+
+  // A tombstone seen before that copy was fetched does not remove it again.
+  result = ApplyResult();
+  ASSERT_TRUE(writer->Apply(Batch("t", 2, {Upsert(2, tomb)}), &result).ok());
+  EXPECT_EQ(result.stale, 1);
+  EXPECT_EQ(writer->DocumentCount(), 1);
 }
 
 TEST(IndexWriterTest, InMemoryIndexKeepsGoneIssuesToo) {

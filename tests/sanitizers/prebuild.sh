@@ -16,8 +16,15 @@ while [ $# -gt 0 ]; do
     *) echo "prebuild: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-mapfile -t asan_targets < <(tests/sanitizers/run_asan.sh --list)
-mapfile -t tsan_targets < <(tests/sanitizers/run_tsan.sh --list)
+# Assignments, so that a failing --list stops the script (set -e); an empty list is an error.
+asan_list=$(tests/sanitizers/run_asan.sh --list)
+tsan_list=$(tests/sanitizers/run_tsan.sh --list)
+mapfile -t asan_targets <<<"$asan_list"
+mapfile -t tsan_targets <<<"$tsan_list"
+if [ -z "$asan_list" ] || [ -z "$tsan_list" ]; then
+  echo "prebuild: run_asan.sh or run_tsan.sh listed no targets" >&2
+  exit 1
+fi
 (
   # shellcheck source=sanitize_tree.sh
   source tests/sanitizers/sanitize_tree.sh prebuild
