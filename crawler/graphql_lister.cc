@@ -55,6 +55,18 @@ GraphqlLister::GraphqlLister(RequestLoop* graphql, RequestLoop* rest, const Trac
 
 bool GraphqlLister::Affordable(int64_t points) const { return remaining_ < 0 || remaining_ >= points; }
 
+absl::Status GraphqlLister::AskBudget(int64_t* points, int64_t* timeouts) {
+  ASSIGN_OR_RETURN(std::optional<HttpResponse> sent, Query(RateLimitBody(), timeouts));
+  if (unavailable_ || !sent) return absl::OkStatus();
+  absl::StatusOr<GraphqlRate> rate = ParseGraphqlRate(sent->body);
+  if (rate.ok()) {
+    NoteRate(*rate, points);
+  } else if (rate.status().code() == absl::StatusCode::kResourceExhausted) {
+    remaining_ = 0;
+  }  // otherwise (rate limits off, say) the budget stays unknown and the pages tell
+  return absl::OkStatus();
+}
+
 void GraphqlLister::NoteRate(const GraphqlRate& rate, int64_t* points) {
   if (rate.cost > 0) *points += rate.cost;
   if (rate.remaining >= 0) remaining_ = rate.remaining;
@@ -102,23 +114,15 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
   std::vector<ThreadCursor> pending;  // long threads still to continue
   if (remaining_ < 0) {
     // The budget is unknown: ask for it (free) rather than risk a query it cannot pay for.
-    absl::StatusOr<std::optional<HttpResponse>> sent = Query(RateLimitBody(), &result.timeouts);
-    if (!sent.ok()) {
-      if (sent.status().code() == absl::StatusCode::kCancelled) return sent.status();
-      Abandon(sent.status(), &result);
+    if (absl::Status asked = AskBudget(&result.points, &result.timeouts); !asked.ok()) {
+      if (asked.code() == absl::StatusCode::kCancelled) return asked;
+      Abandon(asked, &result);
       return result;
     }
     if (unavailable_) {
       result.unavailable = true;
       return result;
     }
-    absl::StatusOr<GraphqlRate> rate =
-        *sent ? ParseGraphqlRate((*sent)->body) : absl::StatusOr<GraphqlRate>(absl::OutOfRangeError("timed out"));
-    if (rate.ok()) {
-      NoteRate(*rate, &result.points);
-    } else if (rate.status().code() == absl::StatusCode::kResourceExhausted) {
-      remaining_ = 0;
-    }  // otherwise (rate limits off, say) the budget stays unknown and the pages tell
   }
   for (;;) {
     RETURN_IF_ERROR(graphql_->CheckCancelled());
@@ -329,17 +333,8 @@ absl::StatusOr<SweepResult> GraphqlLister::Sweep(std::optional<std::vector<int64
   } else {
     if (remaining_ < 0) {
       // Unknown budget: ask for it (free) to weigh the listing against it.
-      absl::StatusOr<std::optional<HttpResponse>> sent = Query(RateLimitBody(), nullptr);
-      if (!sent.ok()) return sent.status();
+      RETURN_IF_ERROR(AskBudget(&result.points, nullptr));
       if (unavailable_) return result;  // no GraphQL here: no sweep
-      if (*sent) {
-        absl::StatusOr<GraphqlRate> rate = ParseGraphqlRate((*sent)->body);
-        if (rate.ok()) {
-          NoteRate(*rate, &result.points);
-        } else if (rate.status().code() == absl::StatusCode::kResourceExhausted) {
-          remaining_ = 0;
-        }
-      }
     }
     const int64_t cost = std::max<int64_t>(1, (static_cast<int64_t>(stored.size()) + 99) / 100);
     if (remaining_ >= 0 &&

@@ -141,6 +141,10 @@ class GraphqlLister {
   void Abandon(absl::Status why, GraphqlPassResult* result);
   // CheckVanished asks REST about one issue the listing lacks and tombstones it when gone.
   absl::Status CheckVanished(int64_t number, SweepResult* result);
+  // AskBudget asks for the GraphQL budget with a free rateLimit query and notes it (remaining_,
+  // 0 when rate limited; unchanged when the answer timed out or says nothing). Sets
+  // unavailable_ where GraphQL is not served. Errors are the request's.
+  absl::Status AskBudget(int64_t* points, int64_t* timeouts);
 
   RequestLoop* graphql_;
   RequestLoop* rest_;

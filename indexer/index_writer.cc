@@ -11,6 +11,7 @@
 #include "common/xapian_status.h"
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
+#include "common/time_util.h"
 #include "spdlog/spdlog.h"
 
 namespace issuescope::indexer {
@@ -62,19 +63,15 @@ absl::Status XapianError(absl::string_view operation, const Xapian::Error& e) {
   return FromXapianError(e, operation);
 }
 
-int64_t Micros(const google::protobuf::Timestamp& t) {
-  return t.seconds() * 1000000 + t.nanos() / 1000;
-}
-
 // TombstoneWins says whether a tombstone (`tomb`: the issue as last seen, fetched_at = when it
 // was seen gone) outranks a copy of the same issue (`copy`). Both observed: by when, since a
 // copy fetched before the issue was seen gone is older news, whatever its updated_at or
 // comments, and one fetched after means the issue is back. Else (no fetch times, as in older
 // data) by index::IndexVersion, ties to the tombstone.
 bool TombstoneWins(const v1::IssueWithComments& tomb, const v1::IssueWithComments& copy) {
-  const int64_t seen_gone = Micros(tomb.issue().fetched_at());
-  const int64_t fetched = Micros(copy.issue().fetched_at());
-  if (seen_gone > 0 && fetched > 0) return seen_gone >= fetched;
+  const absl::Time seen_gone = FromProto(tomb.issue().fetched_at());
+  const absl::Time fetched = FromProto(copy.issue().fetched_at());
+  if (seen_gone > absl::UnixEpoch() && fetched > absl::UnixEpoch()) return seen_gone >= fetched;
   return !(index::IssueVersion(tomb) < index::IssueVersion(copy));
 }
 
@@ -184,8 +181,8 @@ void IndexWriter::RecordGoneLocked(const std::string& term, const v1::ChangeEven
           index::ReadDocument(gone_->get_document(*gone));
       if (recorded.ok()) {
         // An older tombstone (seen gone earlier) changes nothing.
-        if (has_issue && Micros(event.current().issue().fetched_at()) <
-                             Micros(recorded->issue().fetched_at())) {
+        if (has_issue && FromProto(event.current().issue().fetched_at()) <
+                             FromProto(recorded->issue().fetched_at())) {
           return;
         }
         last = *std::move(recorded);

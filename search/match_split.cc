@@ -36,51 +36,59 @@ std::string ShardFilter::get_description() const {
 
 namespace {
 
-// ShardProbe records, when Xapian sets it up in each shard, that shard's UUID and size; it
-// matches nothing. Its clones share one list, filled in shard order.
-class ShardProbe : public Xapian::PostingSource {
+// ShardVisitor calls `visit` with each shard, as Xapian sets the source up there; it matches
+// nothing. Its clones share the callback.
+class ShardVisitor : public Xapian::PostingSource {
  public:
-  explicit ShardProbe(std::shared_ptr<std::vector<ShardShare>> out) : out_(std::move(out)) {}
-  void init(const Xapian::Database& db) override {
-    Xapian::rev revision = 0;
-    try {
-      revision = db.get_revision();
-    } catch (const Xapian::InvalidOperationError&) {
-      // A backend without revisions.
-    } catch (const Xapian::UnimplementedError&) {
-    }
-    out_->push_back(ShardShare{db.get_uuid(), db.get_doccount(), revision, db.get_lastdocid()});
-  }
+  explicit ShardVisitor(std::shared_ptr<const ShardVisit> visit) : visit_(std::move(visit)) {}
+  void init(const Xapian::Database& db) override { (*visit_)(db); }
   Xapian::doccount get_termfreq_min() const override { return 0; }
   Xapian::doccount get_termfreq_est() const override { return 0; }
   Xapian::doccount get_termfreq_max() const override { return 0; }
   void next(double /*min_wt*/) override {}
   bool at_end() const override { return true; }
   Xapian::docid get_docid() const override { return 0; }
-  ShardProbe* clone() const override { return new ShardProbe(out_); }
-  std::string get_description() const override { return "ShardProbe()"; }
+  ShardVisitor* clone() const override { return new ShardVisitor(visit_); }
+  std::string get_description() const override { return "ShardVisitor()"; }
 
  private:
-  std::shared_ptr<std::vector<ShardShare>> out_;
+  std::shared_ptr<const ShardVisit> visit_;
 };
 
 }  // namespace
 
-std::vector<ShardShare> ListShards(const Xapian::Database& db) {
-  auto out = std::make_shared<std::vector<ShardShare>>();
+bool VisitShards(const Xapian::Database& db, const ShardVisit& visit) {
   Xapian::Enquire enquire(db);
-  enquire.set_query(Xapian::Query((new ShardProbe(out))->release()));
+  enquire.set_query(Xapian::Query(
+      (new ShardVisitor(std::make_shared<const ShardVisit>(visit)))->release()));
   enquire.set_weighting_scheme(Xapian::BoolWeight());
   try {
     (void)enquire.get_mset(0, 1);
   } catch (const Xapian::UnimplementedError&) {
-    return {};  // e.g. a remote shard, which cannot run a posting source of ours
+    return false;  // e.g. a remote shard, which cannot run a posting source of ours
   } catch (const Xapian::InvalidOperationError&) {
-    return {};
+    return false;
   } catch (const Xapian::SerialisationError&) {
-    return {};
+    return false;
   }
-  return *out;
+  return true;
+}
+
+std::vector<ShardShare> ListShards(const Xapian::Database& db) {
+  std::vector<ShardShare> out;
+  const bool visited = VisitShards(db, [&out](const Xapian::Database& shard) {
+    Xapian::rev revision = 0;
+    try {
+      revision = shard.get_revision();
+    } catch (const Xapian::InvalidOperationError&) {
+      // A backend without revisions.
+    } catch (const Xapian::UnimplementedError&) {
+    }
+    out.push_back(ShardShare{shard.get_uuid(), shard.get_doccount(), revision,
+                             shard.get_lastdocid()});
+  });
+  if (!visited) return {};
+  return out;
 }
 
 std::string RevisionKey(const Xapian::Database& db) {

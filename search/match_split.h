@@ -62,6 +62,14 @@ struct ShardShare {
   Xapian::docid last_docid = 0;
 };
 
+// ShardVisit is called with each shard of a database, in order.
+using ShardVisit = std::function<void(const Xapian::Database& shard)>;
+
+// VisitShards calls `visit` with each shard of `db` (one call for an unsharded database), from
+// a posting source Xapian sets up in each; false when a shard cannot run one (a remote shard).
+// Throws what Xapian throws otherwise.
+bool VisitShards(const Xapian::Database& db, const ShardVisit& visit);
+
 // ListShards returns the shards of `db` in order (one entry for an unsharded database). Throws
 // what Xapian throws.
 std::vector<ShardShare> ListShards(const Xapian::Database& db);

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "common/index_document.h"
 #include "common/index_facets.h"
+#include "common/index_layout.h"
 #include "common/index_schema.h"
 #include "common/repo_slug.h"
 #include "common/time_util.h"
@@ -166,6 +168,26 @@ inline std::vector<int64_t> Numbers(const v1::SearchResponse& response) {
   std::vector<int64_t> numbers;
   for (const v1::SearchHit& hit : response.hits()) numbers.push_back(hit.number());
   return numbers;
+}
+
+// WriteShardedCorpus writes the tagged Corpus() into `shards` databases `dir`/shard-NNN, each
+// issue in its ShardOf shard, with the stub beside them; returns the shards, committed and
+// still open for writing.
+inline std::vector<Xapian::WritableDatabase> WriteShardedCorpus(const std::string& dir,
+                                                                uint32_t shards) {
+  std::vector<Xapian::WritableDatabase> dbs;
+  for (uint32_t i = 0; i < shards; ++i) {
+    dbs.emplace_back(dir + "/" + index::ShardDirName(i), Xapian::DB_CREATE_OR_OPEN);
+  }
+  for (const IssueSpec& spec : Corpus()) {
+    v1::IssueWithComments iwc = TaggedIssue(spec);
+    const std::string slug = RepoSlug(iwc.issue().repo());
+    dbs[index::ShardOf(slug, shards)].replace_document(index::IdTerm(slug, spec.number),
+                                                       IndexedDocument(iwc));
+  }
+  for (Xapian::WritableDatabase& db : dbs) db.commit();
+  if (!index::WriteStubFile(dir, shards).ok()) throw std::runtime_error("cannot write the stub");
+  return dbs;
 }
 
 }  // namespace issuescope::search::testing
