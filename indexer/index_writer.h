@@ -17,9 +17,9 @@
 //
 // Deleted and transferred issues (tombstones: DELETE events, issues marked deleted) leave the
 // index and go to its gone database (index::GonePath; index_layout.h), with their last indexed
-// state, which search answers `is:deleted` / `is:transferred` from. A copy that is not newer
-// than the tombstone does not bring the issue back; a newer one does, and leaves the gone
-// database.
+// state, which search answers `is:deleted` / `is:transferred` from. A copy fetched before the
+// issue was seen gone (the tombstone's fetched_at) does not bring it back; one fetched after
+// does, and leaves the gone database (without fetch times, index::IndexVersion decides).
 //
 // Thread-safety: every method is safe to call concurrently (one mutex). Xapian exceptions never
 // escape: they become absl statuses naming the operation.
