@@ -25,6 +25,15 @@ constexpr std::chrono::milliseconds kBusyPoll(50);
 
 constexpr int64_t kUnknownRemaining = std::numeric_limits<int64_t>::max() / 4;
 
+// A tracker's reset has whole seconds, and its clock may run up to a second behind ours: its
+// window is over only one second after the reset it announced. Until then a request may still
+// land in the old window, so nothing is lent on the assumption of a new one.
+constexpr absl::Duration kResetSlack = absl::Seconds(1);
+
+bool WindowOver(absl::Time reset, absl::Time now) {
+  return reset != absl::InfinitePast() && now >= reset + kResetSlack;
+}
+
 }  // namespace
 
 std::string TokenFingerprint(absl::string_view token) {
@@ -144,20 +153,20 @@ absl::Time TokenPool::UsableAt(const Entry& e, absl::Time now) const {
   if (e.benched_until > now) t = e.benched_until;
   if (e.rate.remaining == 0 && e.rate.reset != absl::InfinitePast()) {
     // The tracker's reset has whole seconds; one more keeps us past it.
-    const absl::Time spent_until = e.rate.reset + absl::Seconds(1);
+    const absl::Time spent_until = e.rate.reset + kResetSlack;
     if (spent_until > now) t = std::max(t, spent_until);
   }
   if (auto cap = allowances_.find(e.cred.account); cap != allowances_.end()) {
     const Allowance& a = cap->second;
     if (a.left == 0 && a.reset != absl::InfinitePast()) {
-      const absl::Time cap_until = a.reset + absl::Seconds(1);
+      const absl::Time cap_until = a.reset + kResetSlack;
       if (cap_until > now) t = std::max(t, cap_until);
     }
     // This process's share of what the tracker's last answer announced is lent.
     if (a.sharers > 1 && e.observed >= 0 && e.rate.remaining >= 0 &&
         e.rate.reset != absl::InfinitePast() &&
         e.observed - e.rate.remaining >= e.observed / a.sharers) {
-      const absl::Time spent_until = e.rate.reset + absl::Seconds(1);
+      const absl::Time spent_until = e.rate.reset + kResetSlack;
       if (spent_until > now) t = std::max(t, spent_until);
     }
   }
@@ -171,7 +180,7 @@ absl::Time TokenPool::UsableAt(const Entry& e, absl::Time now) const {
 
 int64_t TokenPool::Remaining(const Entry& e, absl::Time now) const {
   if (e.rate.remaining >= 0) {
-    if (e.rate.reset != absl::InfinitePast() && now > e.rate.reset) {
+    if (WindowOver(e.rate.reset, now)) {
       return e.rate.limit >= 0 ? e.rate.limit : kUnknownRemaining;  // a new window
     }
     return e.rate.remaining;
@@ -219,13 +228,13 @@ absl::StatusOr<TokenPool::Lease> TokenPool::Acquire(const std::function<bool()>&
       ++e.requests;
       ++lent_[e.cred.account];
       if (auto cap = allowances_.find(e.cred.account); cap != allowances_.end()) {
-        if (cap->second.left >= 0 && now >= cap->second.reset + absl::Seconds(1)) {
+        if (cap->second.left >= 0 && now >= cap->second.reset + kResetSlack) {
           cap->second.left = -1;  // the account's window ended: the cap lapses
         } else if (cap->second.left > 0) {
           --cap->second.left;
         }
       }
-      if (e.rate.remaining >= 0 && e.rate.reset != absl::InfinitePast() && now > e.rate.reset) {
+      if (e.rate.remaining >= 0 && WindowOver(e.rate.reset, now)) {
         // The window ended: the tracker's next answer tells the new one.
         e.rate.remaining = e.rate.limit >= 0 ? e.rate.limit : -1;
         e.rate.reset = absl::InfinitePast();
@@ -325,7 +334,7 @@ void TokenPool::SetSharedAllowance(const std::string& account, int64_t allowance
     a.reset = reset;
     a.left = allowance;
     if (allowance < 0 || reset == absl::InfinitePast() ||
-        clock_->Now() >= reset + absl::Seconds(1)) {
+        clock_->Now() >= reset + kResetSlack) {
       a.left = -1;
     }
     allowances_[account] = a;
@@ -363,7 +372,7 @@ std::vector<TokenStatus> TokenPool::Snapshot() const {
     s.secondary_limits = e.secondary_limits;
     if (auto cap = allowances_.find(e.cred.account); cap != allowances_.end() &&
                                                      cap->second.left >= 0 &&
-                                                     now < cap->second.reset + absl::Seconds(1)) {
+                                                     now < cap->second.reset + kResetSlack) {
       s.allowance = cap->second.left;
     }
     out.push_back(std::move(s));

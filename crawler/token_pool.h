@@ -7,7 +7,9 @@
 //    parallel and N tokens give about N times the pages per second of one;
 //  * never over budget: a token whose X-RateLimit-Remaining is 0 is not lent before its reset
 //    (+1 s, the header has whole seconds); a token is lent with the count it will spend already
-//    taken off, so even a stale view never overspends. Trackers that send no rate headers (Gitee)
+//    taken off, so even a stale view never overspends; a window counts as over only a second
+//    after its reset (the tracker's clock may lag ours), so no request is lent as the "first of
+//    a new window" into the old one. Trackers that send no rate headers (Gitee)
 //    can be given a configured budget per window, which the pool counts itself;
 //  * secondary limits (403/429 with or without Retry-After): the token is benched until
 //    Retry-After, or for an exponential backoff (initial doubling per consecutive limit, capped)

@@ -383,5 +383,29 @@ TEST_F(TokenPoolTest, SharersSplitWhatTheLastAnswerAnnounced) {
   EXPECT_EQ(pool.LentOn("other"), 0);
 }
 
+// The tracker's reset has whole seconds and its clock may lag ours by under a second: in the
+// second after the announced reset the old window may still be open, so the pool keeps counting
+// it. (CI caught two workers each lending one "first request of the new window" there: the
+// simulator, whose clock lagged by a fraction of a second, answered the second with 403.)
+TEST_F(TokenPoolTest, AWindowEndsOneSecondAfterItsReset) {
+  TokenPool pool(v1::TRACKER_GITHUB, {{"solo", "secret-a"}}, &clock_);
+  const absl::Time reset = kStart + absl::Minutes(10);
+  auto a = pool.Acquire();
+  ASSERT_TRUE(a.ok());
+  pool.Release(*a, Rate(1, reset, 45), TokenOutcome::kOk);
+  clock_.Advance(reset + absl::Milliseconds(500) - clock_.Now());
+  auto b = pool.Acquire();  // the last request of the old window
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(pool.Snapshot()[0].remaining, 0);
+  pool.Release(*b, RateLimit{}, TokenOutcome::kOk);  // no rate headers (a network error)
+  const absl::Time before = clock_.Now();
+  auto c = pool.Acquire();  // nothing left in it: waits until the old window is surely over
+  ASSERT_TRUE(c.ok());
+  EXPECT_GE(clock_.Now(), reset + absl::Seconds(1));
+  EXPECT_GT(clock_.Now(), before);
+  pool.Release(*c, Rate(44, reset + absl::Minutes(10), 45), TokenOutcome::kOk);
+  EXPECT_EQ(pool.Snapshot()[0].remaining, 44);
+}
+
 }  // namespace
 }  // namespace issuescope::crawler
