@@ -1,8 +1,17 @@
 #include "common/grpc_channel.h"
 
-#include <cstdlib>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
 
+#include <cstdlib>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/ascii.h"
 #include "common/status_macros.h"
@@ -85,6 +94,103 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateCoordinatorChannel(
   creators.push_back(std::make_unique<BearerInterceptorFactory>(bearer_token));
   return grpc::experimental::CreateCustomChannelWithInterceptors(
       address, *credentials, grpc::ChannelArguments(), std::move(creators));
+}
+
+namespace {
+
+// The service config of search channels (CreateSearchChannel).
+constexpr char kSearchServiceConfig[] = R"json({
+  "loadBalancingConfig": [{"round_robin": {}}],
+  "healthCheckConfig": {"serviceName": "issuescope.v1.Search"},
+  "methodConfig": [{
+    "name": [{"service": "issuescope.v1.Search"}],
+    "retryPolicy": {
+      "maxAttempts": 5,
+      "initialBackoff": "0.05s",
+      "maxBackoff": "1s",
+      "backoffMultiplier": 2,
+      "retryableStatusCodes": ["UNAVAILABLE"]
+    }
+  }]
+})json";
+
+struct HostPort {
+  std::string host;
+  std::string port;
+};
+
+absl::StatusOr<HostPort> SplitHostPort(absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  int port = 0;
+  if (colon == absl::string_view::npos || colon == 0 ||
+      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port <= 0 || port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("search address '", address, "' is not HOST:PORT"));
+  }
+  std::string host(address.substr(0, colon));
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return HostPort{host, std::string(address.substr(colon + 1))};
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SearchChannelTarget(const std::string& servers) {
+  std::vector<std::string> addresses =
+      absl::StrSplit(servers, ',', absl::SkipWhitespace());
+  for (std::string& a : addresses) a = std::string(absl::StripAsciiWhitespace(a));
+  if (addresses.empty()) return absl::InvalidArgumentError("no search address given");
+  if (addresses.size() == 1) {
+    RETURN_IF_ERROR(SplitHostPort(addresses[0]).status());
+    return addresses[0];
+  }
+  std::vector<std::string> resolved;
+  int family = AF_UNSPEC;
+  for (const std::string& a : addresses) {
+    ASSIGN_OR_RETURN(HostPort hp, SplitHostPort(a));
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* info = nullptr;
+    const int rc = getaddrinfo(hp.host.c_str(), hp.port.c_str(), &hints, &info);
+    if (rc != 0 || info == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("search address '", a, "' does not resolve: ",
+                                                     gai_strerror(rc)));
+    }
+    char text[INET6_ADDRSTRLEN] = {};
+    const int f = info->ai_family;
+    if (f == AF_INET) {
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(info->ai_addr)->sin_addr, text,
+                sizeof(text));
+    } else {
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(info->ai_addr)->sin6_addr, text,
+                sizeof(text));
+    }
+    freeaddrinfo(info);
+    if (family != AF_UNSPEC && family != f) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "search addresses '", servers, "' mix IPv4 and IPv6; give addresses of one kind"));
+    }
+    family = f;
+    resolved.push_back(f == AF_INET ? absl::StrCat(text, ":", hp.port)
+                                    : absl::StrCat("[", text, "]:", hp.port));
+  }
+  return absl::StrCat(family == AF_INET ? "ipv4:" : "ipv6:", absl::StrJoin(resolved, ","));
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateSearchChannel(const std::string& servers,
+                                                                   const ClientTlsFiles& tls) {
+  ASSIGN_OR_RETURN(std::string target, SearchChannelTarget(servers));
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> credentials,
+                   ChannelCredentialsFor(tls));
+  grpc::ChannelArguments args;
+  args.SetServiceConfigJSON(kSearchServiceConfig);
+  if (absl::StartsWith(target, "ipv4:") || absl::StartsWith(target, "ipv6:")) {
+    // The certificate names hosts, not the resolved addresses.
+    ASSIGN_OR_RETURN(HostPort first, SplitHostPort(std::string(absl::StripAsciiWhitespace(
+                                         std::vector<std::string>(absl::StrSplit(servers, ','))[0]))));
+    args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, first.host);
+  }
+  return grpc::CreateCustomChannel(target, credentials, args);
 }
 
 }  // namespace issuescope

@@ -55,5 +55,20 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
 absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateCoordinatorChannel(
     const std::string& address, const ClientTlsFiles& tls, const std::string& bearer_token = "");
 
+// SearchChannelTarget turns a search address list, "HOST:PORT" or "HOST:PORT,HOST:PORT,…"
+// (the replicas of one index), into a gRPC target: one address as it is (a DNS name that
+// resolves to several addresses, a Kubernetes headless Service, is balanced too); several as one
+// "ipv4:" (or "ipv6:") list of their addresses, resolved now. INVALID_ARGUMENT naming the
+// address that is not HOST:PORT or does not resolve, or a list mixing IPv4 and IPv6.
+absl::StatusOr<std::string> SearchChannelTarget(const std::string& servers);
+
+// CreateSearchChannel is the channel of a search client (the CLI's query commands): calls are
+// spread round-robin over the replicas that report SERVING (gRPC health checking of
+// issuescope.v1.Search, so a replica still copying its index gets none), and a call that
+// fails UNAVAILABLE (its replica died or is unreachable) is retried on another, up to 5
+// attempts; searches are read-only, so a retry is always safe. With TLS, the certificate is
+// checked against the first address's host name.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateSearchChannel(const std::string& servers,
+                                                                   const ClientTlsFiles& tls);
 
 }  // namespace issuescope

@@ -46,6 +46,11 @@ void IndexerFlags::Register(CLI::App* app) {
   app->add_option("--shards", shards,
                   "shards (one Xapian database and writer thread each); 1: one database")
       ->check(CLI::Range(1, 256));
+  app->add_option("--keep-changesets", keep_changesets,
+                  "changesets each database keeps, so read replicas (xapian-replicate, "
+                  "issuescope-search --replicate-from) copy only what changed; 0: none kept "
+                  "(a replica copies whole databases)")
+      ->check(CLI::Range(0, 100000));
   auto* taxonomy_opt = app->add_option(
       "--taxonomy", taxonomy_file, "taxonomy TOML file (default: llm-dl/1, built in)");
   auto* model_opt = app->add_option("--model", model_file,

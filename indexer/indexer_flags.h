@@ -32,6 +32,9 @@ struct IndexerFlags {
   int batch_size = 0;
   int retag_batch = 500;
   uint32_t shards = 1;
+  // Changesets each database keeps for its read replicas (XAPIAN_MAX_CHANGESETS); 0 leaves the
+  // environment alone.
+  int keep_changesets = 0;
   std::string taxonomy_file;
   std::string model_file = "default";
   bool no_tags = false;

@@ -3,7 +3,7 @@
 //
 //   issuescope-indexer --index DIR (--coordinator HOST:PORT [--tls-ca FILE] | --store HOST:PORT ...)
 //                      [--store-tls-ca FILE [--store-tls-cert FILE --store-tls-key FILE]]
-//                      [--shards N] [--taxonomy FILE] [--model FILE] [--no-tags]
+//                      [--shards N] [--keep-changesets N] [--taxonomy FILE] [--model FILE] [--no-tags]
 //                      [--batch-size N] [--commit-every N] [--commit-interval-ms MS]
 //                      [--retag-batch N] [--stats-interval S] [--log-level info]
 //
@@ -87,6 +87,11 @@ int main(int argc, char** argv) {
   const uint32_t shards = flags.shards;
 
   issuescope::InitLogging("indexer", flags.log_level);
+  if (flags.keep_changesets > 0) {
+    // Read by Xapian when a writable database is opened (below): each commit also writes a
+    // changeset file that xapian-replicate-server sends to replicas.
+    setenv("XAPIAN_MAX_CHANGESETS", std::to_string(flags.keep_changesets).c_str(), 1);
+  }
   namespace ix = issuescope::indexer;
   if (absl::Status layout = ix::CheckIndexLayout(index_dir, shards); !layout.ok()) {
     return Fail(std::string(layout.message()));

@@ -22,8 +22,12 @@ Xapian::Database OpenGoneForReading(const std::string& index_dir) {
   for (const std::string& path : index::ShardPaths(index_dir)) {
     const std::string gone = index::GonePath(path);
     // A glass database exists once its version file does (a gone/ caught mid-creation has
-    // none yet, and holds nothing to find).
-    if (std::filesystem::exists(gone + "/iamglass", ec)) all.add_database(Xapian::Database(gone));
+    // none yet, and holds nothing to find); a replica's (search/replica_follower.h) once its
+    // stub does.
+    if (std::filesystem::exists(gone + "/iamglass", ec) ||
+        std::filesystem::exists(gone + "/XAPIANDB", ec)) {
+      all.add_database(Xapian::Database(gone));
+    }
   }
   if (all.size() == 0) {
     // Xapian cannot search a database without sub-databases: an empty one in memory.

@@ -13,6 +13,9 @@
 // --tls-cert/--tls-key serve gRPC over TLS and HTTP as HTTPS (--http-tls-cert/--http-tls-key
 // give the HTTP listener a certificate of its own); --tls-client-ca serves both only to clients
 // presenting a certificate that CA signed.
+// --replicate-from HOST:PORT keeps --index a read replica of an index host's index
+// (search/replica_follower.h; --replicate-index, --replicate-shards, --replicate-interval), and
+// health says NOT_SERVING until its first full copy.
 // Starts even when the index does not exist yet (queries answer UNAVAILABLE "index not built
 // yet" until it appears). Writes the bound port to --port-file (temp file + rename), serves
 // health checking and reflection, and shuts down cleanly on SIGTERM or SIGINT. Errors: one
@@ -20,7 +23,9 @@
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -37,6 +42,7 @@
 #include "common/tls.h"
 #include "search_flags.h"
 #include "search_service.h"
+#include "search/replica_follower.h"
 #include "search/searcher.h"
 #include "search/web/http_gateway.h"
 
@@ -109,7 +115,36 @@ int main(int argc, char** argv) {
   standard.Register(&builder);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) return Fail("cannot listen on " + listen);
-  standard.MarkServing(server.get());
+
+  // A replica serves once it holds a full copy; until then health says NOT_SERVING, so
+  // clients and load balancers use the other replicas.
+  std::unique_ptr<issuescope::search::ReplicaFollower> follower;
+  std::thread ready_watch;
+  std::atomic<bool> stopping{false};
+  struct JoinOnExit {  // every return below ends the watch first
+    std::atomic<bool>* stopping;
+    std::thread* watch;
+    ~JoinOnExit() {
+      stopping->store(true);
+      if (watch->joinable()) watch->join();
+    }
+  } join_watch{&stopping, &ready_watch};
+  if (!flags.replicate_from.empty()) {
+    standard.MarkServing(server.get(), false);
+    follower = std::make_unique<issuescope::search::ReplicaFollower>(flags.replica);
+    if (absl::Status s = follower->Start(); !s.ok()) {
+      server->Shutdown();
+      return Fail(std::string(s.message()));
+    }
+    ready_watch = std::thread([&] {
+      while (!stopping.load() && !follower->Ready()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      if (!stopping.load()) standard.MarkServing(server.get());
+    });
+  } else {
+    standard.MarkServing(server.get());
+  }
 
   if (!flags.port_file.empty()) {
     if (absl::Status s = issuescope::WritePortFile(flags.port_file, port); !s.ok()) {
@@ -140,6 +175,10 @@ int main(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   spdlog::info("signal {} received; shutting down", signal_number);
+  stopping.store(true);
+  if (ready_watch.joinable()) ready_watch.join();
+  standard.MarkServing(server.get(), false);
+  if (follower != nullptr) follower->Stop();
   if (gateway != nullptr) gateway->Stop();
   server->Shutdown(std::chrono::system_clock::now() + kShutdownGrace);
   server->Wait();

@@ -42,6 +42,26 @@ void SearchFlags::Register(CLI::App* app) {
                   "cores one search or aggregation may run on while index handles are idle "
                   "(a share of the shards each); 0 = cores, 1 = off")
       ->check(CLI::Range(0, 256));
+  CLI::Option* from = app->add_option(
+      "--replicate-from", replicate_from,
+      "keep --index a read replica of an index host's index: HOST:PORT of its "
+      "xapian-replicate-server (its indexer with --keep-changesets); NOT_SERVING until the "
+      "first full copy");
+  app->add_option("--replicate-index", replica.master_index,
+                  "the index's path under the directory that server serves")
+      ->capture_default_str()
+      ->needs(from);
+  app->add_option("--replicate-shards", replica.shards,
+                  "the index's shards, as the indexer's --shards (1: one database)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 4096u))
+      ->needs(from);
+  app->add_option_function<double>(
+         "--replicate-interval",
+         [this](double s) { replica.interval = absl::Milliseconds(static_cast<int64_t>(s * 1000)); },
+         "seconds between replication rounds (default 1)")
+      ->check(CLI::Range(0.05, 3600.0))
+      ->needs(from);
   app->add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
 }
@@ -70,6 +90,10 @@ absl::Status SearchFlags::Validate(std::pair<std::string, int>* http_address) {
     return absl::InvalidArgumentError("--http-tls-cert and --http-tls-key need --http-listen");
   }
   if (absl::Status s = CheckServerTlsFiles(tls); !s.ok()) return s;
+  if (!replicate_from.empty()) {
+    if (absl::Status s = ParseReplicaSource(replicate_from, &replica); !s.ok()) return s;
+    replica.local_dir = index_dir;
+  }
   if (!http.tls.enabled()) {
     http.tls.cert = tls.cert;
     http.tls.key = tls.key;

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "common/tls.h"
+#include "search/replica_follower.h"
 #include "search/searcher.h"
 #include "search/web/http_gateway.h"
 
@@ -28,6 +29,8 @@ struct SearchFlags {
   SearcherOptions searcher;
   web::HttpGatewayOptions http;  // its tls: --http-tls-cert/--http-tls-key
   ServerTlsFiles tls;            // --tls-cert/--tls-key/--tls-client-ca
+  std::string replicate_from;    // "" : the index is local (the indexer writes it here)
+  ReplicaOptions replica;        // --replicate-*; host, port and local_dir set by Validate
 
   // Register adds every flag to `app`, bound to these fields.
   void Register(CLI::App* app);
@@ -35,7 +38,8 @@ struct SearchFlags {
   // "*" or one http(s) origin; --http-port-file and --http-tls-* need --http-listen, which must
   // be HOST:PORT; the TLS files load. Then the HTTP listener takes the gRPC certificate unless
   // it has its own, and always the client CA (so HTTP is no way around either), and
-  // `http_address` receives the parsed --http-listen.
+  // `http_address` receives the parsed --http-listen. With --replicate-from, `replica` gets its
+  // host, port and local directory (--index).
   absl::Status Validate(std::pair<std::string, int>* http_address);
 };
 

@@ -166,8 +166,12 @@ Xapian::Database* Searcher::Lease::Open() {
     try {
       db->reopen();
     } catch (const Xapian::DatabaseOpeningError&) {
-      if (!owner_->path_.empty()) db.reset();  // e.g. the index was removed: open afresh next time
-      throw;
+      if (owner_->path_.empty()) throw;
+      // The files this handle read were replaced (a replica's full copy switches to a new
+      // directory, search/replica_follower.h) or removed: open afresh, or throw if there is
+      // no index any more.
+      db.reset();
+      db.emplace(OpenIndexForReading(owner_->path_));
     }
   }
   return &*db;

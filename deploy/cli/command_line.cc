@@ -81,7 +81,7 @@ void RegisterQueryCommands(CLI::App* app, CommandLine* line) {
   search_cmd->add_option("query", search.query, "query, e.g. '\"out of memory\" is:open'")
       ->required();
   search_cmd->add_option("--data", search.target.data_dir, "data directory of `crawl`");
-  search_cmd->add_option("--server", search.target.server, "search service HOST:PORT");
+  search_cmd->add_option("--server", search.target.server, "search service HOST:PORT, or its replicas HOST:PORT,HOST:PORT,… (calls fail over)");
   AddSearchTlsFlags(search_cmd, &search.target.tls);
   search_cmd->add_option("--limit", search.limit, "hits to print")->capture_default_str();
   search_cmd->add_flag("--json", search.json, "one JSON object per hit per line");
@@ -98,7 +98,7 @@ void RegisterQueryCommands(CLI::App* app, CommandLine* line) {
   auto* export_cmd = app->add_subcommand("export", "write every hit of a query as JSONL or CSV");
   export_cmd->add_option("query", export_options.query, "query (empty: every issue)");
   export_cmd->add_option("--data", export_options.target.data_dir, "data directory of `crawl`");
-  export_cmd->add_option("--server", export_options.target.server, "search service HOST:PORT");
+  export_cmd->add_option("--server", export_options.target.server, "search service HOST:PORT, or its replicas HOST:PORT,HOST:PORT,… (calls fail over)");
   AddSearchTlsFlags(export_cmd, &export_options.target.tls);
   export_cmd->add_option("--format", export_options.format, "jsonl or csv")
       ->capture_default_str()->check(CLI::IsMember({"jsonl", "csv"}));
@@ -118,14 +118,14 @@ void RegisterQueryCommands(CLI::App* app, CommandLine* line) {
   table_cmd->add_option("--format", table.format, "markdown or csv")
       ->capture_default_str()->check(CLI::IsMember({"markdown", "csv"}));
   table_cmd->add_option("--data", table.target.data_dir, "data directory of `crawl`");
-  table_cmd->add_option("--server", table.target.server, "search service HOST:PORT");
+  table_cmd->add_option("--server", table.target.server, "search service HOST:PORT, or its replicas HOST:PORT,HOST:PORT,… (calls fail over)");
   AddSearchTlsFlags(table_cmd, &table.target.tls);
 
   auto& show = line->show;
   auto* show_cmd = app->add_subcommand("show", "show one issue with its comments");
   show_cmd->add_option("issue", show.issue, "OWNER/NAME#N or github:OWNER/NAME#N")->required();
   show_cmd->add_option("--data", show.target.data_dir, "data directory of `crawl`");
-  show_cmd->add_option("--server", show.target.server, "search service HOST:PORT");
+  show_cmd->add_option("--server", show.target.server, "search service HOST:PORT, or its replicas HOST:PORT,HOST:PORT,… (calls fail over)");
   AddSearchTlsFlags(show_cmd, &show.target.tls);
   show_cmd->add_flag("--json", show.json, "print JSON");
   // The subcommand chosen (RunCommand runs it).
@@ -339,7 +339,7 @@ void RegisterStudyCommands(CLI::App* app, CommandLine* line) {
       "sample", "draw a stratified, seeded sample of a query's issues into a study directory");
   study_sample_cmd->add_option("query", study_sample.query, "query (empty: every issue)");
   study_sample_cmd->add_option("--data", study_sample.target.data_dir, "data directory of `crawl`");
-  study_sample_cmd->add_option("--server", study_sample.target.server, "search service HOST:PORT");
+  study_sample_cmd->add_option("--server", study_sample.target.server, "search service HOST:PORT, or its replicas HOST:PORT,HOST:PORT,… (calls fail over)");
   AddSearchTlsFlags(study_sample_cmd, &study_sample.target.tls);
   study_sample_cmd->add_option("--out", study_sample.out, "study directory to create")->required();
   study_sample_cmd->add_option("--size", study_sample.size,

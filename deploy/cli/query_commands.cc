@@ -59,9 +59,9 @@ absl::Status CheckQueryTarget(const QueryTarget& t) {
 }
 
 absl::StatusOr<std::unique_ptr<v1::Search::Stub>> ConnectSearch(const QueryTarget& target) {
-  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> credentials,
-                   ChannelCredentialsFor(target.tls));
-  return v1::Search::NewStub(grpc::CreateChannel(target.server, credentials));
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                   CreateSearchChannel(target.server, target.tls));
+  return v1::Search::NewStub(channel);
 }
 
 namespace {

@@ -63,7 +63,8 @@ absl::StatusOr<v1::SearchResponse> SearchVia(const QueryTarget& target,
 // only with --server, and that a data directory has an index.
 absl::Status CheckQueryTarget(const QueryTarget& target);
 
-// ConnectSearch makes a stub of the search service at target.server (HOST:PORT), over TLS when
+// ConnectSearch makes a stub of the search service at target.server (HOST:PORT, or a list of
+// replicas: CreateSearchChannel, common/grpc_channel.h), over TLS when
 // target.tls names a CA. INVALID_ARGUMENT naming the flag and file when a TLS file is unusable.
 absl::StatusOr<std::unique_ptr<v1::Search::Stub>> ConnectSearch(const QueryTarget& target);
 

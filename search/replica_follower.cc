@@ -1,0 +1,223 @@
+#include "replica_follower.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/index_layout.h"
+#include "common/status_macros.h"
+#include "common/subprocess.h"
+#include "spdlog/spdlog.h"
+
+namespace issuescope::search {
+namespace {
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// LastLine is the last non-empty line of `text` (xapian-replicate's error).
+std::string LastLine(const std::string& text) {
+  const size_t end = text.find_last_not_of("\r\n");
+  if (end == std::string::npos) return "";
+  const size_t newline = text.rfind('\n', end);
+  const size_t start = newline == std::string::npos ? 0 : newline + 1;
+  return text.substr(start, end + 1 - start);
+}
+
+}  // namespace
+
+absl::Status ParseReplicaSource(const std::string& from, ReplicaOptions* options) {
+  const size_t colon = from.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(from.substr(colon + 1), &port) || port <= 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--replicate-from '", from, "' is not HOST:PORT (the index host's "
+        "xapian-replicate-server)"));
+  }
+  std::string host = from.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  options->host = host;
+  options->port = port;
+  return absl::OkStatus();
+}
+
+ReplicaFollower::ReplicaFollower(ReplicaOptions options) : options_(std::move(options)) {
+  const std::string& m = options_.master_index;
+  const std::string& l = options_.local_dir;
+  auto add = [&](const std::string& master, const std::string& local) {
+    // Gone first: the indexer commits it before the live database.
+    databases_.push_back({index::GonePath(master), index::GonePath(local), true});
+    databases_.push_back({master, local, false});
+  };
+  if (options_.shards <= 1) {
+    add(m, l);
+  } else {
+    for (uint32_t i = 0; i < options_.shards; ++i) {
+      const std::string shard = index::ShardDirName(i);
+      add(m + "/" + shard, l + "/" + shard);
+    }
+  }
+  log_path_ = l + ".replicate.log";
+}
+
+ReplicaFollower::~ReplicaFollower() { Stop(); }
+
+absl::Status ReplicaFollower::Start() {
+  if (options_.host.empty() || options_.port <= 0) {
+    return absl::InvalidArgumentError("--replicate-from needs HOST:PORT");
+  }
+  if (options_.master_index.empty() || absl::StartsWith(options_.master_index, "/") ||
+      absl::StrContains(options_.master_index, "..")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--replicate-index '", options_.master_index,
+        "' must be a relative path under the directory xapian-replicate-server serves"));
+  }
+  if (access(options_.program.c_str(), X_OK) != 0) {
+    return absl::NotFoundError(absl::StrCat("cannot run ", options_.program,
+                                            " (Debian package xapian-tools)"));
+  }
+  // xapian-replicate makes each database's directory itself (a stub XAPIANDB and the copies
+  // beside it); the index directory holds the shards, or is the one database.
+  std::error_code ec;
+  const std::filesystem::path local(options_.local_dir);
+  std::filesystem::create_directories(
+      options_.shards > 1 ? local : local.parent_path().empty() ? "." : local.parent_path(), ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot make ", options_.local_dir, ": ", ec.message()));
+  }
+  for (const Database& db : databases_) {
+    if (!db.gone) RETURN_IF_ERROR(CheckLocal(db));
+  }
+  if (options_.shards > 1) {
+    RETURN_IF_ERROR(index::WriteStubFile(options_.local_dir, options_.shards));
+  }
+  spdlog::info("replicating {} database(s) of {} from {}:{} into {}, every {}",
+               databases_.size() / 2, options_.master_index, options_.host, options_.port,
+               options_.local_dir, absl::FormatDuration(options_.interval));
+  thread_ = std::thread([this] { Loop(); });
+  return absl::OkStatus();
+}
+
+void ReplicaFollower::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_.store(true);
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+absl::Status ReplicaFollower::CheckLocal(const Database& db) const {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(db.local, ec) || fs::exists(db.local + "/XAPIANDB", ec)) return absl::OkStatus();
+  // A directory without a replica's stub: left empty by a copy that failed (xapian-replicate
+  // makes it first), which xapian-replicate would refuse from now on; or something else,
+  // which is not ours to remove.
+  for (const fs::directory_entry& e : fs::directory_iterator(db.local, ec)) {
+    const bool empty_gone = e.path().filename() == index::kGoneDirName && e.is_directory(ec) &&
+                            fs::is_empty(e.path(), ec);
+    if (!empty_gone) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          db.local, " holds ", e.path().filename().string(),
+          ", not a replica: give --index a new or empty directory to copy the index into"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReplicaFollower::CopyOnce(const Database& db) {
+  std::error_code ec;
+  RETURN_IF_ERROR(CheckLocal(db));
+  if (std::filesystem::exists(db.local, ec) && !std::filesystem::exists(db.local + "/XAPIANDB", ec)) {
+    std::filesystem::remove_all(db.local, ec);  // empty (CheckLocal)
+  }
+  std::filesystem::remove(log_path_, ec);
+  auto child = Subprocess::Start(
+      {options_.program, "--one-shot", "--quiet", "--reader-time=0", "--timeout=30",
+       absl::StrCat("--host=", options_.host), absl::StrCat("--port=", options_.port),
+       "--master=" + db.master, db.local},
+      log_path_);
+  if (!child.ok()) return child.status();
+  int wait_status = 0;
+  const absl::Time deadline = absl::Now() + options_.timeout;
+  while (!(*child)->Wait(absl::Milliseconds(200), &wait_status)) {
+    if (stopping_.load() || absl::Now() >= deadline) {
+      const std::string why = stopping_.load() ? "stopping" : "timed out";
+      (*child)->Stop(absl::Seconds(2));
+      return absl::DeadlineExceededError(absl::StrCat("copying ", db.master, ": ", why));
+    }
+  }
+  if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) return absl::OkStatus();
+  const std::string error = LastLine(ReadAll(log_path_));
+  // The server could not open the master database: a gone database before its first
+  // tombstone. (A live database missing is an error: wrong --replicate-index or --shards.)
+  if (absl::StrContains(error, "Can't open database") && absl::StrContains(error, "stat")) {
+    return absl::NotFoundError(absl::StrCat(db.master, " does not exist on the index host"));
+  }
+  return absl::UnavailableError(
+      absl::StrCat("copying ", db.master, " from ", options_.host, ":", options_.port, ": ",
+                   error.empty() ? "xapian-replicate failed" : error));
+}
+
+absl::Status ReplicaFollower::RunRound() {
+  absl::Status first = absl::OkStatus();
+  for (size_t i = 0; i + 1 < databases_.size(); i += 2) {
+    const Database& gone = databases_[i];
+    const Database& live = databases_[i + 1];
+    // Gone first, as the indexer commits; but a database's first copy makes the directory its
+    // gone database goes in.
+    std::error_code ec;
+    const bool copied = std::filesystem::exists(live.local + "/XAPIANDB", ec);
+    for (const Database* db : copied ? std::vector<const Database*>{&gone, &live}
+                                     : std::vector<const Database*>{&live, &gone}) {
+      if (stopping_.load()) return absl::CancelledError("stopping");
+      absl::Status s = CopyOnce(*db);
+      if (s.ok() || (db->gone && absl::IsNotFound(s))) continue;
+      if (first.ok()) first = s;
+      if (!copied) break;  // no live copy: nowhere to put the gone one
+    }
+  }
+  if (first.ok()) {
+    ++rounds_;
+    if (!ready_.exchange(true)) {
+      spdlog::info("replica {} holds a full copy of {} from {}:{}", options_.local_dir,
+                   options_.master_index, options_.host, options_.port);
+    }
+  }
+  return first;
+}
+
+void ReplicaFollower::Loop() {
+  std::string last_error;
+  while (!stopping_.load()) {
+    absl::Status s = RunRound();
+    if (!s.ok() && !absl::IsCancelled(s)) {
+      // One line per distinct error, not one per round.
+      const std::string error(s.message());
+      if (error != last_error) spdlog::warn("replication: {}", error);
+      last_error = error;
+    } else if (s.ok() && !last_error.empty()) {
+      spdlog::info("replication: caught up again");
+      last_error.clear();
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    wake_.wait_for(lock, absl::ToChronoMilliseconds(options_.interval),
+                   [&] { return stopping_.load(); });
+  }
+}
+
+}  // namespace issuescope::search
