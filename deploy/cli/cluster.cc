@@ -1,6 +1,9 @@
 #include "cluster.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -102,6 +105,7 @@ absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(const ClusterOptions& op
   }
   RETURN_IF_ERROR(c->StartCoordinator(0));
   for (int i = 0; i < options.workers; ++i) RETURN_IF_ERROR(c->AddWorker());
+  if (options.search_replicas > 0) RETURN_IF_ERROR(c->StartReplicateServer());
   RETURN_IF_ERROR(c->StartIndexer());
   int search_port = 0;
   const std::string search_host = c->HostOf("search").address;
@@ -114,6 +118,10 @@ absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(const ClusterOptions& op
   c->search_address_ = absl::StrCat(search_host, ":", search_port);
   c->search_stub_ = v1::Search::NewStub(
       grpc::CreateChannel(c->search_address_, grpc::InsecureChannelCredentials()));
+  c->replicas_.resize(options.search_replicas);
+  c->replica_ports_.assign(options.search_replicas, 0);
+  c->replica_addresses_.resize(options.search_replicas);
+  for (int i = 0; i < options.search_replicas; ++i) RETURN_IF_ERROR(c->StartSearchReplica(i, 0));
   return c;
 }
 
@@ -198,11 +206,88 @@ absl::Status Cluster::StartIndexer() {
   ASSIGN_OR_RETURN(indexer_, Launch("indexer",
                                     {Bin("issuescope-indexer"),
                                      "--index=" + options_.work_dir + "/data/index",
+                                     absl::StrCat("--keep-changesets=",
+                                                  options_.search_replicas > 0 ? 50 : 0),
                                      "--coordinator=" + coordinator_address_,
                                      absl::StrCat("--cluster-token-env=",
                                                   kDefaultClusterTokenEnv),
                                      "--log-level=" + options_.log_level},
                                     nullptr));
+  return absl::OkStatus();
+}
+
+absl::Status Cluster::StartReplicateServer() {
+  // xapian-replicate-server has no port file: on a host of its own (a namespace) the port is
+  // free; on this machine's loopback, one the kernel just handed out.
+  const ProcessHost host = HostOf("replicate");
+  int port = 7010;
+  if (host.netns.empty()) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      if (fd >= 0) close(fd);
+      return absl::UnavailableError("cannot find a free port for xapian-replicate-server");
+    }
+    port = ntohs(addr.sin_port);
+    close(fd);
+  }
+  std::filesystem::create_directories(options_.work_dir + "/data");
+  ASSIGN_OR_RETURN(replicate_, Launch("replicate",
+                                      {"/usr/bin/xapian-replicate-server",
+                                       "--interface=" + host.address,
+                                       absl::StrCat("--port=", port),
+                                       options_.work_dir + "/data"},
+                                      nullptr));
+  replicate_address_ = absl::StrCat(host.address, ":", port);
+  return absl::OkStatus();
+}
+
+absl::Status Cluster::StartSearchReplica(int i, int port) {
+  const std::string name = absl::StrCat("search-replica-", i);
+  const std::string host = HostOf(name).address;
+  int bound = 0;
+  ASSIGN_OR_RETURN(replicas_[i],
+                   Launch(name,
+                          {Bin("issuescope-search"), absl::StrCat("--listen=", host, ":", port),
+                           absl::StrCat("--index=", options_.work_dir, "/data/replica-", i,
+                                        "/index"),
+                           "--replicate-from=" + replicate_address_, "--replicate-index=index",
+                           "--replicate-interval=0.5", "--log-level=" + options_.log_level},
+                          &bound));
+  replica_ports_[i] = bound;
+  replica_addresses_[i] = absl::StrCat(host, ":", bound);
+  return absl::OkStatus();
+}
+
+absl::Status Cluster::RestartSearchReplica(int i) {
+  if (replicas_[i]) replicas_[i]->Stop();
+  return StartSearchReplica(i, replica_ports_[i]);
+}
+
+absl::Status Cluster::WaitUntilReplicasReady(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    if (!replicas_[i] || !replicas_[i]->Running()) continue;
+    auto stub = v1::Search::NewStub(
+        grpc::CreateChannel(replica_addresses_[i], grpc::InsecureChannelCredentials()));
+    for (;;) {
+      v1::IndexStatus status;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+      if (stub->GetIndexStatus(&ctx, v1::GetIndexStatusRequest(), &status).ok()) break;
+      if (absl::Now() >= deadline) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "search-replica-", i, " has no copy of the index after ",
+            absl::FormatDuration(timeout), " (see ", options_.work_dir, "/logs/search-replica-",
+            i, ".log)"));
+      }
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -363,6 +448,9 @@ std::vector<std::string> Cluster::Stop() {
     p.reset();
   };
   stop(search_, "search");
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    stop(replicas_[i], absl::StrCat("search-replica-", i));
+  }
   // Workers leave first and all at once, while the indexer still runs: a leaving worker serves
   // its store until the indexer has read its feed (the coordinator then removes it), so the
   // index ends with everything the stores hold and the workers exit within their stop grace.
@@ -371,6 +459,7 @@ std::vector<std::string> Cluster::Stop() {
   }
   for (size_t i = 0; i < workers_.size(); ++i) stop(workers_[i], worker_id(static_cast<int>(i)));
   stop(indexer_, "indexer");
+  stop(replicate_, "replicate");
   stop(coordinator_, "coordinator");
   stop(simulator_, "simulator");
   return out;

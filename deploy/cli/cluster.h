@@ -5,7 +5,7 @@
 // processes through it.
 //
 // Layout of the work directory: logs/<process>.log, ports/<process>.port, data/coordinator,
-// data/<worker-id>, data/index.
+// data/<worker-id>, data/index, data/replica-N/index.
 //
 // Thread-compatible: one thread drives a Cluster. Destruction stops every process.
 #pragma once
@@ -56,8 +56,14 @@ struct ClusterOptions {
   std::string log_level = "info";
   // How long to wait for a process to become ready.
   absl::Duration start_timeout = absl::Seconds(30);
+  // Search replicas besides the search service (issue 18): the index host also runs
+  // xapian-replicate-server (process "replicate") over the index, the indexer keeps changesets,
+  // and each replica "search-replica-N" copies the index into a directory of its own
+  // (data/replica-N/index) with issuescope-search --replicate-from. Default: 0.
+  int search_replicas = 0;
   // placement(name) says where process `name` runs ("simulator", "coordinator", "worker-N",
-  // "indexer", "search"): a process with a netns is started through `ip netns exec`. Unset
+  // "indexer", "replicate", "search", "search-replica-N"): a process with a netns is started
+  // through `ip netns exec`. Unset
   // (default): every process on this machine's loopback. The caller's namespace must reach
   // every address (tests/multihost puts the hosts on a bridge it can reach).
   std::function<ProcessHost(const std::string& name)> placement;
@@ -90,11 +96,19 @@ class Cluster {
   Subprocess* worker(int i) { return workers_[i].get(); }
   Subprocess* indexer() { return indexer_.get(); }
   Subprocess* search() { return search_.get(); }
+  Subprocess* replicate_server() { return replicate_.get(); }
+  Subprocess* search_replica(int i) { return replicas_[i].get(); }
+  // The replicas' addresses, HOST:PORT each.
+  const std::vector<std::string>& replica_addresses() const { return replica_addresses_; }
+  // WaitUntilReplicasReady waits until every running replica answers GetIndexStatus: its copy
+  // of the index is complete and open.
+  absl::Status WaitUntilReplicasReady(absl::Duration timeout);
 
   // Restart* start a process again on the same address (after it exited or was killed).
   absl::Status RestartCoordinator();
   absl::Status RestartWorker(int i);
   absl::Status RestartIndexer();
+  absl::Status RestartSearchReplica(int i);
   // AddWorker starts one more crawler worker.
   absl::Status AddWorker();
 
@@ -130,9 +144,15 @@ class Cluster {
   absl::Status StartCoordinator(int port);
   absl::Status StartWorker(int i, int port);
   absl::Status StartIndexer();
+  absl::Status StartReplicateServer();
+  absl::Status StartSearchReplica(int i, int port);
 
   ClusterOptions options_;
-  std::unique_ptr<Subprocess> simulator_, coordinator_, indexer_, search_;
+  std::unique_ptr<Subprocess> simulator_, coordinator_, indexer_, search_, replicate_;
+  std::vector<std::unique_ptr<Subprocess>> replicas_;
+  std::vector<int> replica_ports_;
+  std::vector<std::string> replica_addresses_;
+  std::string replicate_address_;  // HOST:PORT of xapian-replicate-server
   std::vector<std::unique_ptr<Subprocess>> workers_;
   std::vector<int> worker_ports_;
   int coordinator_port_ = 0;

@@ -1,7 +1,8 @@
 // Multi-host tests (issue 18): the whole pipeline as real processes, each on a host of its own
 // — network namespaces with their own addresses on a bridge (tests/multihost/netns_lab.h) —
 // talking over those addresses, not loopback: a tracker host (the simulator), a control host
-// (the coordinator), three worker hosts, an index host (the indexer) and a search host. Faults
+// (the coordinator), three worker hosts, an index host (the indexer, and xapian-replicate-server
+// when a test asks for search replicas), a search host and two replica hosts. Faults
 // are made in the network: a worker cut off from the coordinator but not from the tracker, the
 // indexer cut off from one worker, a worker host lost, and delay and loss on links where the
 // kernel has netem. After each, the index must hold exactly the tracker's issues, each at its
@@ -10,6 +11,10 @@
 // Needs root (network namespaces); elsewhere every test skips, saying why. CTest label
 // `multihost` (not in the default run; .ci/run runs them).
 #include <signal.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
 
 #include <cstdio>
 #include <filesystem>
@@ -24,6 +29,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/grpc_channel.h"
 #include "deploy/cli/cluster.h"
 #include "tests/e2e/e2e_util.h"
 #include "tests/multihost/netns_lab.h"
@@ -36,15 +42,16 @@ using e2e::IssueId;
 using e2e::MakeTempDir;
 using e2e::SimulatorAdmin;
 
-const std::vector<std::string> kHosts = {"tracker", "control", "worker0", "worker1",
-                                         "worker2", "index",   "search"};
+const std::vector<std::string> kHosts = {"tracker", "control", "worker0", "worker1", "worker2",
+                                         "index",   "search",  "replica0", "replica1"};
 
 // HostOfProcess names the lab host a cluster process runs on.
 std::string HostOfProcess(const std::string& process) {
   if (process == "simulator") return "tracker";
   if (process == "coordinator") return "control";
   if (absl::StartsWith(process, "worker-")) return "worker" + process.substr(7);
-  if (process == "indexer") return "index";
+  if (process == "indexer" || process == "replicate") return "index";
+  if (absl::StartsWith(process, "search-replica-")) return "replica" + process.substr(15);
   return "search";
 }
 
@@ -73,8 +80,9 @@ class MultiHostTest : public ::testing::Test {
 
   // StartCluster starts the simulator with `simulator_args` and the rest of the cluster, one
   // process per host, and reads the simulator's corpus.
-  void StartCluster(std::vector<std::string> simulator_args) {
+  void StartCluster(std::vector<std::string> simulator_args, int search_replicas = 0) {
     cli::ClusterOptions options;
+    options.search_replicas = search_replicas;
     options.bin_dir = ISSUESCOPE_BIN_DIR;
     options.work_dir = work_;
     options.workers = 3;
@@ -257,6 +265,137 @@ TEST_F(MultiHostTest, CoordinatorHostCutOffAndBack) {
   FinishAndCheck();
   const std::string log = ReadFile(work_ + "/logs/coordinator.log");
   EXPECT_TRUE(absl::StrContains(log, "dead")) << "the coordinator never noticed the silence";
+}
+
+// Comparable is a search answer without what differs between two correct ones (timing, the
+// page token).
+std::string Comparable(v1::SearchResponse r) {
+  r.clear_took_us();
+  r.clear_next_page_token();
+  return r.DebugString();
+}
+
+v1::SearchRequest Request(const std::string& query) {
+  v1::SearchRequest r;
+  r.set_query(query);
+  r.set_page_size(25);
+  r.add_facets("repo");
+  r.add_facets("state");
+  return r;
+}
+
+absl::StatusOr<v1::SearchResponse> Call(v1::Search::Stub* stub, const std::string& query) {
+  v1::SearchResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  const grpc::Status s = stub->Search(&ctx, Request(query), &resp);
+  if (!s.ok()) return absl::UnavailableError(absl::StrCat(s.error_code(), ": ", s.error_message()));
+  return resp;
+}
+
+// Two search replicas, each on a host of its own, copy the index from the index host
+// (xapian-replicate) and answer exactly as the search service on the index host. 16 clients
+// calling both through one channel lose no query when the index host is cut off under them
+// (the replicas serve their copies) and then when one replica's process is killed; the killed
+// replica, started again, copies the index anew and answers the same.
+TEST_F(MultiHostTest, SearchReplicasSurviveLosingTheIndexHostAndAReplica) {
+  StartCluster({"--repos=3", "--issues-per-repo=300", "--comments-per-issue=2", "--seed=37"}, 2);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(absl::StartsWith(cluster_->replica_addresses()[i],
+                                 lab_->address(absl::StrCat("replica", i)) + ":"));
+  }
+  ASSERT_TRUE(cluster_->AddSimulatorRepositories().ok());
+  FinishAndCheck();
+  const absl::Time indexed = absl::Now();
+  ASSERT_TRUE(cluster_->WaitUntilReplicasReady(absl::Minutes(1)).ok());
+  const std::vector<std::string> queries = {"is:open", "is:closed", "error", "memory OR crash",
+                                            "-error"};
+  std::map<std::string, std::string> want;
+  for (const std::string& q : queries) {
+    auto got = Call(&cluster_->search_stub(), q);
+    ASSERT_TRUE(got.ok()) << q << ": " << got.status();
+    want[q] = Comparable(*got);
+  }
+  std::vector<std::unique_ptr<v1::Search::Stub>> replicas;
+  for (const std::string& address : cluster_->replica_addresses()) {
+    replicas.push_back(v1::Search::NewStub(
+        grpc::CreateChannel(address, grpc::InsecureChannelCredentials())));
+  }
+  auto all_equal = [&](int i) {
+    for (const std::string& q : queries) {
+      auto got = Call(replicas[i].get(), q);
+      if (!got.ok() || Comparable(*got) != want[q]) return false;
+    }
+    return true;
+  };
+  for (int i = 0; i < 2; ++i) {
+    while (!all_equal(i) && absl::Now() - indexed < absl::Seconds(30)) {
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    EXPECT_TRUE(all_equal(i)) << "replica " << i << " does not answer as the index host";
+  }
+  std::printf("[multihost] both replicas answer as the index host %.1f s after it caught up\n",
+              absl::ToDoubleSeconds(absl::Now() - indexed));
+
+  std::string servers = absl::StrCat(cluster_->replica_addresses()[0], ",",
+                                     cluster_->replica_addresses()[1]);
+  auto channel = CreateSearchChannel(servers, {});
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  auto shared = v1::Search::NewStub(*channel);
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> served{0}, failed{0}, wrong{0}, during_cut{0}, after_kill{0};
+  std::atomic<int> phase{0};  // 0 before the faults, 1 index host cut off, 2 a replica killed
+  std::mutex error_mu;
+  std::string first_error;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 16; ++c) {
+    clients.emplace_back([&, c] {
+      for (size_t i = c; !stop.load(); ++i) {
+        const std::string& q = queries[i % queries.size()];
+        auto got = Call(shared.get(), q);
+        if (!got.ok()) {
+          ++failed;
+          std::lock_guard<std::mutex> lock(error_mu);
+          if (first_error.empty()) first_error = std::string(got.status().message());
+          continue;
+        }
+        ++served;
+        if (phase.load() == 1) ++during_cut;
+        if (phase.load() == 2) ++after_kill;
+        if (Comparable(*got) != want[q]) ++wrong;
+      }
+    });
+  }
+  absl::SleepFor(absl::Seconds(1.5));
+  ASSERT_TRUE(lab_->Isolate("index").ok());
+  phase.store(1);
+  absl::SleepFor(absl::Seconds(2));
+  cluster_->search_replica(0)->Signal(SIGKILL);
+  phase.store(2);
+  absl::SleepFor(absl::Seconds(2.5));
+  stop.store(true);
+  for (std::thread& t : clients) t.join();
+  ASSERT_TRUE(lab_->Rejoin("index").ok());
+  std::printf("[multihost] 16 clients over 2 replicas: %lld served, %lld with the index host cut "
+              "off, %lld after replica 0 was killed, %lld failed, %lld wrong\n",
+              static_cast<long long>(served.load()), static_cast<long long>(during_cut.load()),
+              static_cast<long long>(after_kill.load()), static_cast<long long>(failed.load()),
+              static_cast<long long>(wrong.load()));
+  EXPECT_EQ(failed.load(), 0) << first_error;
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(during_cut.load(), 0);
+  EXPECT_GT(after_kill.load(), 0);
+
+  // The killed replica starts again with its old copy, brings it up to date, answers the same.
+  ASSERT_TRUE(cluster_->RestartSearchReplica(0).ok());
+  ASSERT_TRUE(cluster_->WaitUntilReplicasReady(absl::Minutes(1)).ok());
+  replicas[0] = v1::Search::NewStub(
+      grpc::CreateChannel(cluster_->replica_addresses()[0], grpc::InsecureChannelCredentials()));
+  const absl::Time restarted = absl::Now();
+  while (!all_equal(0) && absl::Now() - restarted < absl::Seconds(30)) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(all_equal(0)) << "the restarted replica does not answer as the index host";
 }
 
 // Delay and loss on every worker's link, where the kernel has netem.
