@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/ascii.h"
+#include "common/host_port.h"
 #include "common/status_macros.h"
 #include "common/tls.h"
 #include "grpcpp/create_channel.h"
@@ -114,22 +115,14 @@ constexpr char kSearchServiceConfig[] = R"json({
   }]
 })json";
 
-struct HostPort {
-  std::string host;
-  std::string port;
-};
-
-absl::StatusOr<HostPort> SplitHostPort(absl::string_view address) {
-  const size_t colon = address.rfind(':');
-  int port = 0;
-  if (colon == absl::string_view::npos || colon == 0 ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port <= 0 || port > 65535) {
+// SearchAddress splits one search address; it needs a host and a port above 0.
+absl::StatusOr<HostPort> SearchAddress(absl::string_view address) {
+  absl::StatusOr<HostPort> hp = SplitHostPort(address);
+  if (!hp.ok() || hp->host.empty() || hp->port <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("search address '", address, "' is not HOST:PORT"));
   }
-  std::string host(address.substr(0, colon));
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  return HostPort{host, std::string(address.substr(colon + 1))};
+  return hp;
 }
 
 }  // namespace
@@ -140,29 +133,37 @@ absl::StatusOr<std::string> SearchChannelTarget(const std::string& servers) {
   for (std::string& a : addresses) a = std::string(absl::StripAsciiWhitespace(a));
   if (addresses.empty()) return absl::InvalidArgumentError("no search address given");
   if (addresses.size() == 1) {
-    RETURN_IF_ERROR(SplitHostPort(addresses[0]).status());
+    RETURN_IF_ERROR(SearchAddress(addresses[0]).status());
     return addresses[0];
   }
   std::vector<std::string> resolved;
   int family = AF_UNSPEC;
   for (const std::string& a : addresses) {
-    ASSIGN_OR_RETURN(HostPort hp, SplitHostPort(a));
+    ASSIGN_OR_RETURN(HostPort hp, SearchAddress(a));
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* info = nullptr;
-    const int rc = getaddrinfo(hp.host.c_str(), hp.port.c_str(), &hints, &info);
+    const int rc = getaddrinfo(hp.host.c_str(), std::to_string(hp.port).c_str(), &hints, &info);
     if (rc != 0 || info == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("search address '", a, "' does not resolve: ",
                                                      gai_strerror(rc)));
     }
+    // An IPv4 address where the host has one (localhost has both), so lists do not mix.
+    const addrinfo* pick = info;
+    for (const addrinfo* ai = info; ai != nullptr; ai = ai->ai_next) {
+      if (ai->ai_family == AF_INET) {
+        pick = ai;
+        break;
+      }
+    }
     char text[INET6_ADDRSTRLEN] = {};
-    const int f = info->ai_family;
+    const int f = pick->ai_family;
     if (f == AF_INET) {
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(info->ai_addr)->sin_addr, text,
+      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(pick->ai_addr)->sin_addr, text,
                 sizeof(text));
     } else {
-      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(info->ai_addr)->sin6_addr, text,
+      inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(pick->ai_addr)->sin6_addr, text,
                 sizeof(text));
     }
     freeaddrinfo(info);
@@ -171,8 +172,7 @@ absl::StatusOr<std::string> SearchChannelTarget(const std::string& servers) {
           "search addresses '", servers, "' mix IPv4 and IPv6; give addresses of one kind"));
     }
     family = f;
-    resolved.push_back(f == AF_INET ? absl::StrCat(text, ":", hp.port)
-                                    : absl::StrCat("[", text, "]:", hp.port));
+    resolved.push_back(JoinHostPort(text, hp.port));
   }
   return absl::StrCat(family == AF_INET ? "ipv4:" : "ipv6:", absl::StrJoin(resolved, ","));
 }
@@ -186,8 +186,8 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateSearchChannel(const std::st
   args.SetServiceConfigJSON(kSearchServiceConfig);
   if (absl::StartsWith(target, "ipv4:") || absl::StartsWith(target, "ipv6:")) {
     // The certificate names hosts, not the resolved addresses.
-    ASSIGN_OR_RETURN(HostPort first, SplitHostPort(std::string(absl::StripAsciiWhitespace(
-                                         std::vector<std::string>(absl::StrSplit(servers, ','))[0]))));
+    const std::vector<std::string> listed = absl::StrSplit(servers, ',');
+    ASSIGN_OR_RETURN(HostPort first, SearchAddress(absl::StripAsciiWhitespace(listed[0])));
     args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, first.host);
   }
   return grpc::CreateCustomChannel(target, credentials, args);

@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/host_port.h"
 #include "common/index_layout.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
@@ -36,20 +36,14 @@ std::string LastLine(const std::string& text) {
 }  // namespace
 
 absl::Status ParseReplicaSource(const std::string& from, ReplicaOptions* options) {
-  const size_t colon = from.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(from.substr(colon + 1), &port) || port <= 0 || port > 65535) {
+  absl::StatusOr<HostPort> hp = SplitHostPort(from);
+  if (!hp.ok() || hp->host.empty() || hp->port <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--replicate-from '", from, "' is not HOST:PORT (the index host's "
         "xapian-replicate-server)"));
   }
-  std::string host = from.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  options->host = host;
-  options->port = port;
+  options->host = hp->host;
+  options->port = hp->port;
   return absl::OkStatus();
 }
 
