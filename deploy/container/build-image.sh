@@ -3,8 +3,10 @@
 # a minimal Debian 12 root file system from this machine's apt sources (no image registry, no
 # download beyond Debian's archive) with exactly the shared libraries the built daemons load
 # (found with ldd, mapped to their packages with dpkg -S), and the daemons and the CLI go to
-# /usr/local/bin without their debug information. The result is a root file system tarball; with podman or docker present it is
-# imported as an image.
+# /usr/local/bin without their debug information. Debian's xapian-tools is added for index
+# replication (xapian-replicate-server on the index host, xapian-replicate run by
+# issuescope-search --replicate-from). The result is a root file system tarball; with podman or
+# docker present it is imported as an image.
 #
 #   deploy/container/build-image.sh [--build build] [--out issuescope-rootfs.tar]
 #                                   [--tag issuescope:latest] [--check]
@@ -25,7 +27,7 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2 ;;
     --tag) tag="$2"; shift 2 ;;
     --check) check=yes; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "build-image: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -57,7 +59,7 @@ hooks=()
 for p in "${PROGRAMS[@]}"; do
   hooks+=(--customize-hook="copy-in $stage/$p /usr/local/bin")
 done
-include=$(IFS=,; echo "${packages[*]},ca-certificates")
+include=$(IFS=,; echo "${packages[*]},ca-certificates,xapian-tools")
 mmdebstrap --variant=apt --include="$include" "${hooks[@]}" \
   --customize-hook='chroot "$1" useradd --system --home-dir /data --shell /usr/sbin/nologin issuescope' \
   bookworm "$out" - < "$sources"
@@ -70,6 +72,13 @@ if [ -n "$check" ]; then
     if ! chroot "$root" "/usr/local/bin/$p" --help >/dev/null 2>&1; then
       echo "build-image: $p does not run in the image:" >&2
       chroot "$root" "/usr/local/bin/$p" --help 2>&1 | head -5 >&2
+      rm -rf "$root"
+      exit 1
+    fi
+  done
+  for p in /usr/bin/xapian-replicate-server /usr/bin/xapian-replicate; do
+    if ! chroot "$root" "$p" --help >/dev/null 2>&1; then
+      echo "build-image: $p does not run in the image (xapian-tools)" >&2
       rm -rf "$root"
       exit 1
     fi
