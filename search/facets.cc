@@ -11,6 +11,7 @@
 #include "common/index_schema.h"
 #include "search/match_split.h"
 #include "revision_cache.h"
+#include "serial_codec.h"
 
 namespace issuescope::search {
 namespace {
@@ -121,6 +122,77 @@ void FacetCounter::Add(const FacetCounter& other) {
   }
 }
 
+namespace {
+
+void WriteFields(const std::vector<index::FacetField>& fields, SerialWriter* w) {
+  w->Uint(fields.size());
+  for (index::FacetField f : fields) w->Uint(static_cast<uint64_t>(Index(f)));
+}
+
+std::vector<index::FacetField> ReadFields(SerialReader* r) {
+  std::vector<index::FacetField> fields(r->Count());
+  for (index::FacetField& f : fields) {
+    const uint64_t i = r->Uint();
+    if (i >= index::kFacetFieldCount) {
+      throw Xapian::SerialisationError("facet counter names an unknown facet");
+    }
+    f = index::FacetInfos()[i].field;
+  }
+  return fields;
+}
+
+}  // namespace
+
+FacetCounter* FacetCounter::clone() const { return new FacetCounter(fields_, bound_); }
+
+std::string FacetCounter::serialise() const {
+  SerialWriter w;
+  w.Uint(bound_);
+  WriteFields(fields_, &w);
+  return w.Take();
+}
+
+FacetCounter* FacetCounter::unserialise(const std::string& serialised,
+                                        const Xapian::Registry& /*context*/) const {
+  SerialReader r(serialised, "facet counter");
+  const uint64_t bound = r.Uint();
+  std::vector<index::FacetField> fields = ReadFields(&r);
+  r.End();
+  return new FacetCounter(std::move(fields), bound);
+}
+
+std::string FacetCounter::serialise_results() const {
+  SerialWriter w;
+  w.Uint(seen_);
+  w.Uint(counted_);
+  w.Uint(counts_.size());
+  for (const auto& counts : counts_) {
+    w.Uint(counts.size());
+    for (const auto& [value, count] : counts) {
+      w.Str(value);
+      w.Uint(static_cast<uint64_t>(count));
+    }
+  }
+  return w.Take();
+}
+
+void FacetCounter::merge_results(const std::string& serialised) {
+  SerialReader r(serialised, "facet counts");
+  seen_ += r.Uint();
+  counted_ += r.Uint();
+  const uint64_t fields = r.Count();
+  if (fields != counts_.size()) {
+    throw Xapian::SerialisationError("facet counts of another number of facets");
+  }
+  for (auto& counts : counts_) {
+    for (uint64_t n = r.Count(); n > 0; --n) {
+      std::string value = r.Str();
+      counts[std::move(value)] += static_cast<int64_t>(r.Uint());
+    }
+  }
+  r.End();
+}
+
 FacetCounts FacetCounter::counts() const {
   FacetCounts out;
   for (size_t i = 0; i < fields_.size(); ++i) {
@@ -211,6 +283,48 @@ void AggregateCounter::operator()(const Xapian::Document& doc, double /*wt*/) {
 void AggregateCounter::Add(const AggregateCounter& other) {
   seen_ += other.seen_;
   for (const auto& [key, count] : other.rows_) rows_[key] += count;
+}
+
+AggregateCounter* AggregateCounter::clone() const { return new AggregateCounter(dimensions_); }
+
+std::string AggregateCounter::serialise() const {
+  SerialWriter w;
+  WriteFields(dimensions_, &w);
+  return w.Take();
+}
+
+AggregateCounter* AggregateCounter::unserialise(const std::string& serialised,
+                                                const Xapian::Registry& /*context*/) const {
+  SerialReader r(serialised, "aggregate counter");
+  std::vector<index::FacetField> dimensions = ReadFields(&r);
+  r.End();
+  return new AggregateCounter(std::move(dimensions));
+}
+
+std::string AggregateCounter::serialise_results() const {
+  SerialWriter w;
+  w.Uint(seen_);
+  w.Uint(rows_.size());
+  for (const auto& [values, count] : rows_) {
+    w.Uint(values.size());
+    for (const std::string& v : values) w.Str(v);
+    w.Uint(static_cast<uint64_t>(count));
+  }
+  return w.Take();
+}
+
+void AggregateCounter::merge_results(const std::string& serialised) {
+  SerialReader r(serialised, "aggregate rows");
+  seen_ += r.Uint();
+  for (uint64_t n = r.Count(); n > 0; --n) {
+    std::vector<std::string> values(r.Count());
+    for (std::string& v : values) v = r.Str();
+    if (values.size() != dimensions_.size()) {
+      throw Xapian::SerialisationError("aggregate rows of another number of dimensions");
+    }
+    rows_[std::move(values)] += static_cast<int64_t>(r.Uint());
+  }
+  r.End();
 }
 
 void AggregateCounter::Fill(v1::AggregateResponse* response) const {

@@ -61,6 +61,18 @@ class FacetCounter : public Xapian::MatchSpy {
   // bound to what it saw.
   void Add(const FacetCounter& other);
 
+  // For Xapian's remote protocol (search/remote_registry.h): a shard server counts its own
+  // matches with a copy made from serialise() and sends its counts back (serialise_results),
+  // which merge_results adds here; each server applies the bound to its matches, as the parts
+  // of a MatchSplit do. Malformed bytes throw Xapian::SerialisationError.
+  FacetCounter* clone() const override;
+  std::string name() const override { return "issuescope.FacetCounter"; }
+  std::string serialise() const override;
+  FacetCounter* unserialise(const std::string& serialised,
+                            const Xapian::Registry& context) const override;
+  std::string serialise_results() const override;
+  void merge_results(const std::string& serialised) override;
+
  private:
   // Count adds one document's values.
   void Count(const Xapian::Document& doc);
@@ -100,6 +112,15 @@ class AggregateCounter : public Xapian::MatchSpy {
   uint64_t seen() const { return seen_; }
   // Add adds the rows of `other` (a counter of the same dimensions over other matches).
   void Add(const AggregateCounter& other);
+
+  // For Xapian's remote protocol, as FacetCounter's.
+  AggregateCounter* clone() const override;
+  std::string name() const override { return "issuescope.AggregateCounter"; }
+  std::string serialise() const override;
+  AggregateCounter* unserialise(const std::string& serialised,
+                                const Xapian::Registry& context) const override;
+  std::string serialise_results() const override;
+  void merge_results(const std::string& serialised) override;
   // Fill writes the rows, sorted by values, and the dimension names into `response`.
   void Fill(v1::AggregateResponse* response) const;
 

@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
 done
 command -v mmdebstrap >/dev/null || { echo "build-image: install mmdebstrap" >&2; exit 2; }
 PROGRAMS=(issuescope issuescope-coordinator issuescope-crawler issuescope-indexer
-          issuescope-search issuescope-bulk-index)
+          issuescope-search issuescope-shard-server issuescope-bulk-index)
 for p in "${PROGRAMS[@]}"; do
   [ -x "$build/bin/$p" ] || { echo "build-image: $build/bin/$p not built" >&2; exit 2; }
 done

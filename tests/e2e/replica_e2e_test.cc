@@ -5,10 +5,7 @@
 // commit on the index host reaches them within the lag the issue allows (5 s); and 16 clients
 // calling through one CreateSearchChannel over both replicas lose no query when one replica is
 // killed under them. Real processes on loopback; skips, saying why, without xapian-tools.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -28,12 +25,14 @@
 #include "gtest/gtest.h"
 #include "issuescope/v1/search.grpc.pb.h"
 #include "search/searcher.h"
+#include "tests/common/free_port.h"
 #include "tests/e2e/e2e_util.h"
 #include "tests/search/search_fixture.h"
 
 namespace issuescope::e2e {
 namespace {
 
+using search::testing::GeneratedIssue;
 using search::testing::IssueSpec;
 
 constexpr char kReplicateServer[] = "/usr/bin/xapian-replicate-server";
@@ -46,56 +45,6 @@ std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-// FreePort returns a loopback port nobody listened on a moment ago (xapian-replicate-server
-// has no port file).
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return 0;
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// GeneratedIssue n: one of 5 repositories, words from a small vocabulary so that queries
-// match many issues with different weights.
-v1::IssueWithComments GeneratedIssue(int n) {
-  static const char* kWords[] = {"cuda", "memory", "leak", "crash", "tensor", "kernel", "error",
-                                 "gradient", "nan", "slow", "compile", "export", "onnx", "cache",
-                                 "attention", "quantization", "segfault", "distributed"};
-  constexpr int kVocabulary = sizeof(kWords) / sizeof(kWords[0]);
-  auto word = [&](int i) { return std::string(kWords[(n * 7 + i * 13 + (n / 3) * i) % kVocabulary]); };
-  IssueSpec s{};
-  s.tracker = v1::TRACKER_GITHUB;
-  s.owner = "org";
-  s.name = absl::StrCat("repo", n % 5);
-  s.number = n + 1;
-  s.title = absl::StrCat(word(0), " ", word(1), " in ", word(2));
-  s.body = absl::StrCat("When I run the ", word(3), " step the ", word(4), " shows ", word(5),
-                        " and ", word(n % 4), " ", word(6), ".");
-  s.labels = {n % 3 == 0 ? "bug" : "question"};
-  s.state = n % 4 == 0 ? v1::ISSUE_STATE_CLOSED : v1::ISSUE_STATE_OPEN;
-  s.author = absl::StrCat("user", n % 11);
-  s.created = absl::StrCat("2024-0", 1 + n % 9, "-1", n % 10, "T10:00:00Z");
-  s.updated = s.created;
-  return search::testing::MakeIssue(s);
-}
-
-// WriteIssues writes issues [from, to) into the shards and commits each.
-void WriteIssues(std::vector<Xapian::WritableDatabase>* shards, int from, int to) {
-  for (int n = from; n < to; ++n) {
-    const v1::IssueWithComments iwc = GeneratedIssue(n);
-    const std::string slug = RepoSlug(iwc.issue().repo());
-    (*shards)[index::ShardOf(slug, kShards)].replace_document(
-        index::IdTerm(slug, iwc.issue().number()), search::testing::IndexedDocument(iwc));
-  }
-  for (Xapian::WritableDatabase& db : *shards) db.commit();
 }
 
 v1::SearchRequest Request(const std::string& query) {
@@ -147,7 +96,7 @@ TEST(ReplicaE2E, ReplicasAnswerAsTheIndexHostAndFailOverUnderLoad) {
     shards.emplace_back(master + "/" + index::ShardDirName(i), Xapian::DB_CREATE_OR_OPEN);
   }
   ASSERT_TRUE(index::WriteStubFile(master, kShards).ok());
-  WriteIssues(&shards, 0, 1500);
+  search::testing::WriteGeneratedIssues(&shards, 0, 1500);
   {
     // Two issues the tracker reported deleted, in shard 0's gone database.
     Xapian::WritableDatabase gone(index::GonePath(master + "/" + index::ShardDirName(0)),
@@ -165,7 +114,7 @@ TEST(ReplicaE2E, ReplicasAnswerAsTheIndexHostAndFailOverUnderLoad) {
     gone.commit();
   }
 
-  const int replicate_port = FreePort();
+  const int replicate_port = testing::FreeLoopbackPort();
   ASSERT_GT(replicate_port, 0);
   auto server = Subprocess::Start({kReplicateServer, "--interface=127.0.0.1",
                                    absl::StrCat("--port=", replicate_port), work + "/master"},
@@ -225,7 +174,7 @@ TEST(ReplicaE2E, ReplicasAnswerAsTheIndexHostAndFailOverUnderLoad) {
     return got.ok() ? got->total() : -1;
   };
   const int64_t before = total_of(stubs[0].get(), "repo:org/repo2");
-  WriteIssues(&shards, 1500, 1700);
+  search::testing::WriteGeneratedIssues(&shards, 1500, 1700);
   const int64_t want_after = before + 40;  // 200 new issues, one in five in repo2
   const absl::Time committed = absl::Now();
   absl::Duration lag[2];
@@ -305,7 +254,7 @@ TEST(ReplicaE2E, AReplicaWithoutItsIndexHostIsNotServing) {
     GTEST_SKIP() << "xapian-replicate not installed (Debian package xapian-tools)";
   }
   const std::string work = MakeTempDir("issuescope-replica-down");
-  const int nobody = FreePort();
+  const int nobody = testing::FreeLoopbackPort();
   auto replica = Subprocess::Start(
       {Bin("issuescope-search"), "--listen=127.0.0.1:0", "--port-file=" + work + "/port",
        "--index=" + work + "/index", absl::StrCat("--replicate-from=127.0.0.1:", nobody),

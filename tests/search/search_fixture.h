@@ -151,6 +151,46 @@ inline Xapian::Document IndexedDocument(const v1::IssueWithComments& iwc) {
   return doc;
 }
 
+// GeneratedIssue n: one of 5 repositories ("org/repo0".."org/repo4"), words from a small
+// vocabulary so that queries match many issues with different weights.
+inline v1::IssueWithComments GeneratedIssue(int n) {
+  static const char* kWords[] = {"cuda", "memory", "leak", "crash", "tensor", "kernel", "error",
+                                 "gradient", "nan", "slow", "compile", "export", "onnx", "cache",
+                                 "attention", "quantization", "segfault", "distributed"};
+  constexpr int kVocabulary = sizeof(kWords) / sizeof(kWords[0]);
+  auto word = [&](int i) {
+    return std::string(kWords[(n * 7 + i * 13 + (n / 3) * i) % kVocabulary]);
+  };
+  IssueSpec s{};
+  s.tracker = v1::TRACKER_GITHUB;
+  s.owner = "org";
+  s.name = "repo" + std::to_string(n % 5);
+  s.number = n + 1;
+  s.title = word(0) + " " + word(1) + " in " + word(2);
+  s.body = "When I run the " + word(3) + " step the " + word(4) + " shows " + word(5) + " and " +
+           word(n % 4) + " " + word(6) + ".";
+  s.labels = {n % 3 == 0 ? "bug" : "question"};
+  s.state = n % 4 == 0 ? v1::ISSUE_STATE_CLOSED : v1::ISSUE_STATE_OPEN;
+  s.author = "user" + std::to_string(n % 11);
+  s.created = "2024-0" + std::to_string(1 + n % 9) + "-1" + std::to_string(n % 10) + "T10:00:00Z";
+  s.updated = s.created;
+  return MakeIssue(s);
+}
+
+// WriteGeneratedIssues writes GeneratedIssue(n) for n in [from, to) into `shards` (each issue in
+// its ShardOf shard) and commits each.
+inline void WriteGeneratedIssues(std::vector<Xapian::WritableDatabase>* shards, int from,
+                                 int to) {
+  const uint32_t count = static_cast<uint32_t>(shards->size());
+  for (int n = from; n < to; ++n) {
+    const v1::IssueWithComments iwc = GeneratedIssue(n);
+    const std::string slug = RepoSlug(iwc.issue().repo());
+    (*shards)[index::ShardOf(slug, count)].replace_document(
+        index::IdTerm(slug, iwc.issue().number()), IndexedDocument(iwc));
+  }
+  for (Xapian::WritableDatabase& db : *shards) db.commit();
+}
+
 // FixtureDatabase returns an in-memory database holding the corpus.
 inline Xapian::WritableDatabase FixtureDatabase() {
   Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
