@@ -110,7 +110,7 @@ constexpr char kSearchServiceConfig[] = R"json({
       "initialBackoff": "0.05s",
       "maxBackoff": "1s",
       "backoffMultiplier": 2,
-      "retryableStatusCodes": ["UNAVAILABLE"]
+      "retryableStatusCodes": ["UNAVAILABLE", "ABORTED"]
     }
   }]
 })json";

@@ -65,9 +65,11 @@ absl::StatusOr<std::string> SearchChannelTarget(const std::string& servers);
 // CreateSearchChannel is the channel of a search client (the CLI's query commands): calls are
 // spread round-robin over the replicas that report SERVING (gRPC health checking of
 // issuescope.v1.Search, so a replica still copying its index gets none), and a call that
-// fails UNAVAILABLE (its replica died or is unreachable) is retried on another, up to 5
-// attempts; searches are read-only, so a retry is always safe. With TLS, the certificate is
-// checked against the first address's host name.
+// fails UNAVAILABLE (its replica died, is unreachable or is still copying) or ABORTED (the
+// index kept changing under it) is retried on another, up to 5 attempts; searches are
+// read-only, so a retry is always safe. A streamed export is retried only before its first
+// hit. With TLS, every replica's certificate must name the first address's host (a name they
+// share).
 absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateSearchChannel(const std::string& servers,
                                                                    const ClientTlsFiles& tls);
 

@@ -39,7 +39,12 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(
     return absl::InternalError(absl::StrCat("fork failed: ", strerror(errno)));
   }
   if (pid == 0) {
-    // Child: only async-signal-safe calls from here on.
+    // Child: only async-signal-safe calls from here on. A parent that blocks signals (daemons
+    // wait for SIGTERM with sigwait) must not hand that on: the child could not be stopped, nor
+    // see its parent die.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(127);
     setpgid(0, 0);

@@ -48,8 +48,9 @@ void IndexerFlags::Register(CLI::App* app) {
       ->check(CLI::Range(1, 256));
   app->add_option("--keep-changesets", keep_changesets,
                   "changesets each database keeps, so read replicas (xapian-replicate, "
-                  "issuescope-search --replicate-from) copy only what changed; 0: none kept "
-                  "(a replica copies whole databases)")
+                  "issuescope-search --replicate-from) copy only what changed; give it when "
+                  "there are replicas: with 0 (none kept) each change is a whole copy, which "
+                  "fails while the indexer keeps committing")
       ->check(CLI::Range(0, 100000));
   auto* taxonomy_opt = app->add_option(
       "--taxonomy", taxonomy_file, "taxonomy TOML file (default: llm-dl/1, built in)");

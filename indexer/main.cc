@@ -86,12 +86,13 @@ int main(int argc, char** argv) {
   const std::string& index_dir = flags.index_dir;
   const uint32_t shards = flags.shards;
 
-  issuescope::InitLogging("indexer", flags.log_level);
   if (flags.keep_changesets > 0) {
     // Read by Xapian when a writable database is opened (below): each commit also writes a
-    // changeset file that xapian-replicate-server sends to replicas.
+    // changeset file that xapian-replicate-server sends to replicas. Set before any thread
+    // starts (logging's included).
     setenv("XAPIAN_MAX_CHANGESETS", std::to_string(flags.keep_changesets).c_str(), 1);
   }
+  issuescope::InitLogging("indexer", flags.log_level);
   namespace ix = issuescope::indexer;
   if (absl::Status layout = ix::CheckIndexLayout(index_dir, shards); !layout.ok()) {
     return Fail(std::string(layout.message()));

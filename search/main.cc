@@ -106,6 +106,16 @@ int main(int argc, char** argv) {
   std::unique_ptr<issuescope::search::Searcher> searcher =
       issuescope::search::Searcher::ForPath(index_dir, flags.searcher);
   issuescope::search::SearchService service(searcher.get());
+  // Set below when --replicate-from starts the follower; read by every call.
+  std::atomic<issuescope::search::ReplicaFollower*> replica{nullptr};
+  if (!flags.replicate_from.empty()) {
+    service.SetReadiness([&replica, from = flags.replicate_from]() -> absl::Status {
+      issuescope::search::ReplicaFollower* f = replica.load();
+      if (f != nullptr && f->Ready()) return absl::OkStatus();
+      return absl::UnavailableError("this search replica is still making its first copy of the "
+                                    "index from " + from + "; try another replica");
+    });
+  }
 
   issuescope::StandardServices standard({issuescope::v1::Search::service_full_name()});
   grpc::ServerBuilder builder;
@@ -136,6 +146,7 @@ int main(int argc, char** argv) {
       server->Shutdown();
       return Fail(std::string(s.message()));
     }
+    replica.store(follower.get());
     ready_watch = std::thread([&] {
       while (!stopping.load() && !follower->Ready()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));

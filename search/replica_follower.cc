@@ -48,12 +48,17 @@ absl::Status ParseReplicaSource(const std::string& from, ReplicaOptions* options
 }
 
 ReplicaFollower::ReplicaFollower(ReplicaOptions options) : options_(std::move(options)) {
+  // "/r/index/" and "/r/index" are one directory; its parent must be "/r".
+  std::string l = std::filesystem::path(options_.local_dir).lexically_normal().string();
+  while (l.size() > 1 && l.back() == '/') l.pop_back();
+  local_dir_ = l;
   const std::string& m = options_.master_index;
-  const std::string& l = options_.local_dir;
   auto add = [&](const std::string& master, const std::string& local) {
-    // Gone first: the indexer commits it before the live database.
-    databases_.push_back({index::GonePath(master), index::GonePath(local), true});
+    // Live before gone: the indexer commits gone(k) before live(k), so a gone database copied
+    // after the live one is at least as new, and an issue being tombstoned is in one or both,
+    // never in neither.
     databases_.push_back({master, local, false});
+    databases_.push_back({index::GonePath(master), index::GonePath(local), true});
   };
   if (options_.shards <= 1) {
     add(m, l);
@@ -64,6 +69,12 @@ ReplicaFollower::ReplicaFollower(ReplicaOptions options) : options_(std::move(op
     }
   }
   log_path_ = l + ".replicate.log";
+  marker_path_ = l + ".replica-complete";
+}
+
+std::string ReplicaFollower::MarkerText() const {
+  return absl::StrCat("issuescope replica of ", options_.master_index, ", ", options_.shards,
+                      " shard(s)\n");
 }
 
 ReplicaFollower::~ReplicaFollower() { Stop(); }
@@ -84,23 +95,39 @@ absl::Status ReplicaFollower::Start() {
   }
   // xapian-replicate makes each database's directory itself (a stub XAPIANDB and the copies
   // beside it); the index directory holds the shards, or is the one database.
+  namespace fs = std::filesystem;
   std::error_code ec;
-  const std::filesystem::path local(options_.local_dir);
-  std::filesystem::create_directories(
+  const fs::path local(local_dir_);
+  fs::create_directories(
       options_.shards > 1 ? local : local.parent_path().empty() ? "." : local.parent_path(), ec);
   if (ec) {
     return absl::PermissionDeniedError(
-        absl::StrCat("cannot make ", options_.local_dir, ": ", ec.message()));
+        absl::StrCat("cannot make ", local_dir_, ": ", ec.message()));
+  }
+  if (options_.shards > 1 && fs::exists(local / "iamglass", ec)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        local_dir_, " holds a database, not a replica: give --index a new or empty directory "
+        "to copy the index into"));
   }
   for (const Database& db : databases_) {
     if (!db.gone) RETURN_IF_ERROR(CheckLocal(db));
   }
   if (options_.shards > 1) {
-    RETURN_IF_ERROR(index::WriteStubFile(options_.local_dir, options_.shards));
+    RETURN_IF_ERROR(index::WriteStubFile(local_dir_, options_.shards));
+  }
+  // A copy completed by an earlier run is served while it is brought up to date: a replica
+  // restarted while the index host is away still answers, from its last copy.
+  std::ifstream marker(marker_path_);
+  std::stringstream text;
+  text << marker.rdbuf();
+  if (marker && text.str() == MarkerText()) {
+    ready_.store(true);
+    spdlog::info("serving the copy of {} in {} made before; bringing it up to date",
+                 options_.master_index, local_dir_);
   }
   spdlog::info("replicating {} database(s) of {} from {}:{} into {}, every {}",
                databases_.size() / 2, options_.master_index, options_.host, options_.port,
-               options_.local_dir, absl::FormatDuration(options_.interval));
+               local_dir_, absl::FormatDuration(options_.interval));
   thread_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
 }
@@ -117,31 +144,44 @@ void ReplicaFollower::Stop() {
 absl::Status ReplicaFollower::CheckLocal(const Database& db) const {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::exists(db.local, ec) || fs::exists(db.local + "/XAPIANDB", ec)) return absl::OkStatus();
-  // A directory without a replica's stub: left empty by a copy that failed (xapian-replicate
-  // makes it first), which xapian-replicate would refuse from now on; or something else,
-  // which is not ours to remove.
-  for (const fs::directory_entry& e : fs::directory_iterator(db.local, ec)) {
-    const bool empty_gone = e.path().filename() == index::kGoneDirName && e.is_directory(ec) &&
-                            fs::is_empty(e.path(), ec);
+  if (!fs::exists(db.local, ec) && !ec) return absl::OkStatus();
+  if (fs::exists(db.local + "/XAPIANDB", ec)) return absl::OkStatus();
+  // A directory without a replica's stub: left empty by a copy that failed before it began,
+  // which xapian-replicate would refuse from now on; or something else, which is not ours.
+  fs::directory_iterator it(db.local, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(absl::StrCat("cannot read ", db.local, ": ", ec.message()));
+  }
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    const bool empty_gone = it->path().filename() == index::kGoneDirName &&
+                            it->is_directory(ec) && fs::is_empty(it->path(), ec);
     if (!empty_gone) {
       return absl::FailedPreconditionError(absl::StrCat(
-          db.local, " holds ", e.path().filename().string(),
+          db.local, " holds ", it->path().filename().string(),
           ", not a replica: give --index a new or empty directory to copy the index into"));
     }
+  }
+  if (ec) {
+    return absl::PermissionDeniedError(absl::StrCat("cannot read ", db.local, ": ", ec.message()));
   }
   return absl::OkStatus();
 }
 
 absl::Status ReplicaFollower::CopyOnce(const Database& db) {
+  namespace fs = std::filesystem;
   std::error_code ec;
   RETURN_IF_ERROR(CheckLocal(db));
-  if (std::filesystem::exists(db.local, ec) && !std::filesystem::exists(db.local + "/XAPIANDB", ec)) {
-    std::filesystem::remove_all(db.local, ec);  // empty (CheckLocal)
+  if (fs::exists(db.local, ec) && !fs::exists(db.local + "/XAPIANDB", ec)) {
+    // Empty (CheckLocal), at most an empty gone/: removed one by one, never recursively.
+    fs::remove(index::GonePath(db.local), ec);
+    if (!fs::remove(db.local, ec) || ec) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot remove the empty ", db.local, ": ", ec.message()));
+    }
   }
   std::filesystem::remove(log_path_, ec);
   auto child = Subprocess::Start(
-      {options_.program, "--one-shot", "--quiet", "--reader-time=0", "--timeout=30",
+      {options_.program, "--one-shot", "--quiet", "--reader-time=0", "--timeout=60",
        absl::StrCat("--host=", options_.host), absl::StrCat("--port=", options_.port),
        "--master=" + db.master, db.local},
       log_path_);
@@ -168,31 +208,31 @@ absl::Status ReplicaFollower::CopyOnce(const Database& db) {
 }
 
 absl::Status ReplicaFollower::RunRound() {
-  absl::Status first = absl::OkStatus();
-  for (size_t i = 0; i + 1 < databases_.size(); i += 2) {
-    const Database& gone = databases_[i];
-    const Database& live = databases_[i + 1];
-    // Gone first, as the indexer commits; but a database's first copy makes the directory its
-    // gone database goes in.
+  absl::Status live = absl::OkStatus(), gone = absl::OkStatus();
+  for (const Database& db : databases_) {
+    if (stopping_.load()) return absl::CancelledError("stopping");
     std::error_code ec;
-    const bool copied = std::filesystem::exists(live.local + "/XAPIANDB", ec);
-    for (const Database* db : copied ? std::vector<const Database*>{&gone, &live}
-                                     : std::vector<const Database*>{&live, &gone}) {
-      if (stopping_.load()) return absl::CancelledError("stopping");
-      absl::Status s = CopyOnce(*db);
-      if (s.ok() || (db->gone && absl::IsNotFound(s))) continue;
-      if (first.ok()) first = s;
-      if (!copied) break;  // no live copy: nowhere to put the gone one
+    // A gone database goes inside its live database's directory, made by its first copy.
+    if (db.gone && !std::filesystem::exists(
+                       std::filesystem::path(db.local).parent_path() / "XAPIANDB", ec)) {
+      continue;
     }
+    absl::Status s = CopyOnce(db);
+    if (s.ok() || (db.gone && absl::IsNotFound(s))) continue;
+    absl::Status& first = db.gone ? gone : live;
+    if (first.ok()) first = s;
   }
-  if (first.ok()) {
-    ++rounds_;
-    if (!ready_.exchange(true)) {
-      spdlog::info("replica {} holds a full copy of {} from {}:{}", options_.local_dir,
-                   options_.master_index, options_.host, options_.port);
-    }
+  if (!live.ok()) return live;
+  // Every live database is copied: the replica can serve, even if a gone database failed
+  // (`is:deleted` then answers from its previous copy, or finds nothing yet).
+  ++rounds_;
+  if (!ready_.load()) {
+    std::ofstream(marker_path_, std::ios::trunc) << MarkerText();
+    ready_.store(true);
+    spdlog::info("replica {} holds a full copy of {} from {}:{}", local_dir_,
+                 options_.master_index, options_.host, options_.port);
   }
-  return first;
+  return gone;
 }
 
 void ReplicaFollower::Loop() {

@@ -7,15 +7,19 @@
 //
 // The databases of an index (common/index_layout.h): an unsharded index is one database, a
 // sharded one `shard-NNN` each; each may have its gone database (`…/gone`), which appears with
-// the first tombstone. A round copies, per database, the gone database first and then the live
-// one, the order the indexer commits them, so an issue being tombstoned is never missing from
-// both. Xapian applies a database's commit whole: a reader sees the revision before or after it,
+// the first tombstone. A round copies, per database, the live database and then the gone one:
+// the indexer commits gone(k) before live(k), so the gone copy is at least as new as the live
+// one and an issue being tombstoned is in one or both, never in neither. Xapian applies a database's commit whole: a reader sees the revision before or after it,
 // never half of it (a reader whose revision was replaced gets DatabaseModifiedError and the
 // Searcher reads again). Shards are copied one after the other, as a local reader may see one
 // shard's commit before another's; an issue lives in one shard.
 //
-// Ready turns true once every live database was copied once: until then the local index is not
-// the index host's, and the search service reports NOT_SERVING (clients use another replica).
+// Ready turns true once every live database was copied once (and stays true; a marker file
+// beside the copy makes a restarted follower ready at once, serving its last copy while the
+// index host may be away): until then the local index is not the index host's (xapian-replicate
+// makes an empty database before the data arrives), the search service answers UNAVAILABLE and
+// health says NOT_SERVING, so clients use another replica. A gone database that fails to copy
+// is logged and retried next round; it does not hold readiness back.
 //
 // Thread-safe. Start once; Stop (or the destructor) ends the rounds and waits for the thread.
 #pragma once
@@ -46,7 +50,9 @@ struct ReplicaOptions {
   uint32_t shards = 1;
   // Pause between rounds.
   absl::Duration interval = absl::Seconds(1);
-  // Longest one xapian-replicate run may take (a full copy of a large shard takes a while).
+  // Longest one xapian-replicate run may take (a full copy of a large shard takes a while; a
+  // stalled connection ends sooner, at xapian-replicate's 60 s socket timeout). A full copy
+  // cut off starts again from nothing.
   absl::Duration timeout = absl::Minutes(30);
   // The xapian-replicate program.
   std::string program = "/usr/bin/xapian-replicate";
@@ -92,11 +98,17 @@ class ReplicaFollower {
   // CheckLocal: FAILED_PRECONDITION when `db`'s local directory holds something that is not a
   // replica (a local index, say), which the follower must not overwrite.
   absl::Status CheckLocal(const Database& db) const;
+  // MarkerText is what the marker file of a completed copy says (which index, how many shards).
+  std::string MarkerText() const;
   void Loop();
 
   const ReplicaOptions options_;
+  std::string local_dir_;  // options_.local_dir, normalised
   std::vector<Database> databases_;
   std::string log_path_;
+  // Written when every live database was first copied (<local_dir>.replica-complete): a
+  // restarted follower serves that copy at once.
+  std::string marker_path_;
   std::atomic<bool> ready_{false};
   std::atomic<int64_t> rounds_{0};
   std::atomic<bool> stopping_{false};

@@ -62,6 +62,13 @@ void SearchFlags::Register(CLI::App* app) {
          "seconds between replication rounds (default 1)")
       ->check(CLI::Range(0.05, 3600.0))
       ->needs(from);
+  app->add_option_function<double>(
+         "--replicate-timeout",
+         [this](double s) { replica.timeout = absl::Milliseconds(static_cast<int64_t>(s * 1000)); },
+         "seconds one copy of one database may take before it is stopped and tried again (a "
+         "full copy of a large shard takes a while; default 1800)")
+      ->check(CLI::Range(10.0, 86400.0))
+      ->needs(from);
   app->add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
 }

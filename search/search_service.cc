@@ -40,10 +40,17 @@ grpc::Status Reply(absl::string_view method, absl::StatusOr<T> result, T* respon
 
 SearchService::SearchService(Searcher* searcher) : searcher_(searcher) {}
 
+absl::Status SearchService::Admit(grpc::ServerContext* context) const {
+  if (ready_) {
+    if (absl::Status s = ready_(); !s.ok()) return s;
+  }
+  return Expired(context);
+}
+
 grpc::Status SearchService::Search(grpc::ServerContext* context,
                                    const v1::SearchRequest* request,
                                    v1::SearchResponse* response) {
-  if (absl::Status s = Expired(context); !s.ok()) return ToGrpcStatus(s);
+  if (absl::Status s = Admit(context); !s.ok()) return ToGrpcStatus(s);
   if (request->query().size() > kMaxQueryBytes) {
     return ToGrpcStatus(absl::InvalidArgumentError(
         absl::StrCat("query is ", request->query().size(), " bytes long; at most ",
@@ -63,7 +70,7 @@ grpc::Status SearchService::Search(grpc::ServerContext* context,
 grpc::Status SearchService::GetIssue(grpc::ServerContext* context,
                                      const v1::SearchGetIssueRequest* request,
                                      v1::IssueWithComments* response) {
-  if (absl::Status s = Expired(context); !s.ok()) return ToGrpcStatus(s);
+  if (absl::Status s = Admit(context); !s.ok()) return ToGrpcStatus(s);
   if (request->repo_slug().size() > kMaxRepoSlugBytes) {
     return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
         "repo_slug is ", request->repo_slug().size(), " bytes long; at most ",
@@ -76,14 +83,14 @@ grpc::Status SearchService::GetIssue(grpc::ServerContext* context,
 grpc::Status SearchService::GetIndexStatus(grpc::ServerContext* context,
                                            const v1::GetIndexStatusRequest* request,
                                            v1::IndexStatus* response) {
-  if (absl::Status s = Expired(context); !s.ok()) return ToGrpcStatus(s);
+  if (absl::Status s = Admit(context); !s.ok()) return ToGrpcStatus(s);
   return Reply("GetIndexStatus", searcher_->GetIndexStatus(), response);
 }
 
 grpc::Status SearchService::Export(grpc::ServerContext* context,
                                    const v1::ExportRequest* request,
                                    grpc::ServerWriter<v1::SearchHit>* writer) {
-  if (absl::Status s = Expired(context); !s.ok()) return ToGrpcStatus(s);
+  if (absl::Status s = Admit(context); !s.ok()) return ToGrpcStatus(s);
   if (request->query().size() > kMaxQueryBytes) {
     return ToGrpcStatus(absl::InvalidArgumentError(
         absl::StrCat("query is ", request->query().size(), " bytes long; at most ",
@@ -101,7 +108,7 @@ grpc::Status SearchService::Export(grpc::ServerContext* context,
 grpc::Status SearchService::Aggregate(grpc::ServerContext* context,
                                       const v1::AggregateRequest* request,
                                       v1::AggregateResponse* response) {
-  if (absl::Status s = Expired(context); !s.ok()) return ToGrpcStatus(s);
+  if (absl::Status s = Admit(context); !s.ok()) return ToGrpcStatus(s);
   if (request->query().size() > kMaxQueryBytes) {
     return ToGrpcStatus(absl::InvalidArgumentError(
         absl::StrCat("query is ", request->query().size(), " bytes long; at most ",

@@ -8,6 +8,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
+
 #include "issuescope/v1/search.grpc.pb.h"
 #include "search/searcher.h"
 
@@ -41,8 +43,17 @@ class SearchService final : public v1::Search::Service {
   grpc::Status Aggregate(grpc::ServerContext* context, const v1::AggregateRequest* request,
                          v1::AggregateResponse* response) override;
 
+  // SetReadiness makes every call answer `ready()`'s status while it is not OK (a replica still
+  // making its first copy: UNAVAILABLE, so clients retry on another replica instead of reading
+  // an empty index). Call before serving.
+  void SetReadiness(std::function<absl::Status()> ready) { ready_ = std::move(ready); }
+
  private:
+  // Admit: the readiness status, then whether the call was cancelled or is past its deadline.
+  absl::Status Admit(grpc::ServerContext* context) const;
+
   Searcher* searcher_;
+  std::function<absl::Status()> ready_;
 };
 
 }  // namespace issuescope::search

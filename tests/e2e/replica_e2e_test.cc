@@ -24,6 +24,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "issuescope/v1/search.grpc.pb.h"
+#include "search/replica_follower.h"
 #include "search/searcher.h"
 #include "tests/common/free_port.h"
 #include "tests/e2e/e2e_util.h"
@@ -168,37 +169,38 @@ TEST(ReplicaE2E, ReplicasAnswerAsTheIndexHostAndFailOverUnderLoad) {
     }
   }
 
-  // A commit on the index host reaches the replicas within 5 s.
-  auto total_of = [&](v1::Search::Stub* stub, const std::string& q) -> int64_t {
-    auto got = Call(stub, Request(q));
-    return got.ok() ? got->total() : -1;
-  };
-  const int64_t before = total_of(stubs[0].get(), "repo:org/repo2");
+  // A commit on the index host (to every shard) reaches the replicas within 5 s: they answer
+  // every query as the index host does after it.
   search::testing::WriteGeneratedIssues(&shards, 1500, 1700);
-  const int64_t want_after = before + 40;  // 200 new issues, one in five in repo2
   const absl::Time committed = absl::Now();
-  absl::Duration lag[2];
-  for (int r = 0; r < 2; ++r) {
-    while (total_of(stubs[r].get(), "repo:org/repo2") != want_after &&
-           absl::Now() - committed < absl::Seconds(30)) {
-      absl::SleepFor(absl::Milliseconds(20));
-    }
-    lag[r] = absl::Now() - committed;
-    EXPECT_EQ(total_of(stubs[r].get(), "repo:org/repo2"), want_after) << "replica " << r;
-  }
-  std::printf("[figures] replication lag after a 200-issue commit: %.2f s and %.2f s "
-              "(--replicate-interval 0.2)\n",
-              absl::ToDoubleSeconds(lag[0]), absl::ToDoubleSeconds(lag[1]));
-  EXPECT_LE(lag[0], absl::Seconds(5));
-  EXPECT_LE(lag[1], absl::Seconds(5));
-
-  // 16 clients over both replicas; one replica is killed under them: no query is lost.
   std::map<std::string, std::string> expected;
   for (const std::string& q : queries) {
     auto want = local->Search(Request(q));
     ASSERT_TRUE(want.ok());
     expected[q] = Comparable(*want);
   }
+  auto answers_as_expected = [&](v1::Search::Stub* stub) {
+    for (const std::string& q : queries) {
+      auto got = Call(stub, Request(q));
+      if (!got.ok() || Comparable(*got) != expected[q]) return false;
+    }
+    return true;
+  };
+  absl::Duration lag[2];
+  for (int r = 0; r < 2; ++r) {
+    while (!answers_as_expected(stubs[r].get()) && absl::Now() - committed < absl::Seconds(30)) {
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    lag[r] = absl::Now() - committed;
+    EXPECT_TRUE(answers_as_expected(stubs[r].get())) << "replica " << r;
+  }
+  std::printf("[figures] replication lag after a 200-issue commit to both shards: %.2f s and "
+              "%.2f s (--replicate-interval 0.2)\n",
+              absl::ToDoubleSeconds(lag[0]), absl::ToDoubleSeconds(lag[1]));
+  EXPECT_LE(lag[0], absl::Seconds(5));
+  EXPECT_LE(lag[1], absl::Seconds(5));
+
+  // 16 clients over both replicas; one replica is killed under them: no query is lost.
   auto channel = CreateSearchChannel(absl::StrCat(addresses[0], ",", addresses[1]), {});
   ASSERT_TRUE(channel.ok()) << channel.status();
   auto shared = v1::Search::NewStub(*channel);
@@ -242,9 +244,64 @@ TEST(ReplicaE2E, ReplicasAnswerAsTheIndexHostAndFailOverUnderLoad) {
   EXPECT_EQ(failed.load(), 0) << first_error;
   EXPECT_EQ(wrong.load(), 0);
 
-  EXPECT_EQ(replicas[1]->Stop(), "exit 0");
+  // Replica 1 restarted while the index host's replication server is down: it serves the copy
+  // it completed before (and says SERVING), answering as before.
   (*server)->Stop();
+  EXPECT_EQ(replicas[1]->Stop(), "exit 0");
+  const std::string dir1 = work + "/replica1";
+  auto again = Subprocess::Start(
+      {Bin("issuescope-search"), "--listen=" + addresses[1], "--index=" + dir1 + "/index",
+       absl::StrCat("--replicate-from=127.0.0.1:", replicate_port), "--replicate-index=index",
+       absl::StrCat("--replicate-shards=", kShards), "--replicate-interval=0.2"},
+      dir1 + ".restarted.log");
+  ASSERT_TRUE(again.ok()) << again.status();
+  auto restarted_channel = grpc::CreateChannel(addresses[1], grpc::InsecureChannelCredentials());
+  bool serving = false;
+  for (int i = 0; i < 100 && !serving; ++i) {
+    serving = Serving(restarted_channel);
+    if (!serving) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(serving) << ReadFile(dir1 + ".restarted.log");
+  auto restarted = v1::Search::NewStub(restarted_channel);
+  for (const std::string& q : queries) {
+    auto got = Call(restarted.get(), Request(q));
+    ASSERT_TRUE(got.ok()) << q << ": " << got.status();
+    EXPECT_EQ(Comparable(*got), expected[q]) << q;
+  }
+  EXPECT_NE(ReadFile(dir1 + ".restarted.log").find("made before"), std::string::npos);
+  EXPECT_EQ((*again)->Stop(), "exit 0");
   if (!::testing::Test::HasFailure()) std::filesystem::remove_all(work);
+}
+
+// The follower never copies over what is not a replica: an index directory holding a
+// database (a local index) is refused, naming what it found, and left as it was.
+TEST(ReplicaE2E, AReplicaNeverOverwritesALocalIndex) {
+  if (access("/usr/bin/xapian-replicate", X_OK) != 0) {
+    GTEST_SKIP() << "xapian-replicate not installed (Debian package xapian-tools)";
+  }
+  const std::string work = MakeTempDir("issuescope-replica-refuse");
+  for (uint32_t shards : {1u, 2u}) {
+    const std::string index = absl::StrCat(work, "/index", shards);
+    const std::string db = shards == 1 ? index : index + "/" + index::ShardDirName(0);
+    std::filesystem::create_directories(db);
+    {
+      Xapian::WritableDatabase w(db, Xapian::DB_CREATE_OR_OPEN);
+      w.add_document(Xapian::Document());
+      w.commit();
+    }
+    search::ReplicaOptions options;
+    options.host = "127.0.0.1";
+    options.port = 1;
+    options.local_dir = index + "/";  // a trailing slash names the same directory
+    options.shards = shards;
+    search::ReplicaFollower follower(options);
+    const absl::Status s = follower.Start();
+    EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+    EXPECT_NE(s.message().find("not a replica"), std::string::npos) << s;
+    EXPECT_FALSE(follower.Ready());
+    EXPECT_EQ(Xapian::Database(db).get_doccount(), 1u) << "the local index was touched";
+  }
+  std::filesystem::remove_all(work);
 }
 
 // A replica pointed at a port where no xapian-replicate-server listens says NOT_SERVING and
@@ -274,7 +331,9 @@ TEST(ReplicaE2E, AReplicaWithoutItsIndexHostIsNotServing) {
   EXPECT_FALSE(Serving(channel));
   auto stub = v1::Search::NewStub(channel);
   auto got = Call(stub.get(), Request("cuda"));
-  EXPECT_FALSE(got.ok());
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("still making its first copy"), std::string::npos)
+      << got.status();
   EXPECT_EQ((*replica)->Stop(), "exit 0");
   if (!::testing::Test::HasFailure()) std::filesystem::remove_all(work);
 }
