@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "serial_codec.h"
 
 namespace issuescope::search {
 
@@ -70,6 +71,25 @@ DocidSample* DocidSample::clone() const { return new DocidSample(fraction_, wind
 
 std::string DocidSample::get_description() const {
   return absl::StrCat("DocidSample(fraction=", fraction_, ", windows=", windows_, ")");
+}
+
+std::string DocidSample::serialise() const {
+  SerialWriter w;
+  w.Str(Xapian::sortable_serialise(fraction_));  // exact
+  w.Uint(static_cast<uint64_t>(windows_));
+  return w.Take();
+}
+
+DocidSample* DocidSample::unserialise_with_registry(const std::string& serialised,
+                                                    const Xapian::Registry& /*registry*/) const {
+  SerialReader r(serialised, "docid sample");
+  const double fraction = Xapian::sortable_unserialise(r.Str());
+  const uint64_t windows = r.Uint();
+  r.End();
+  if (!(fraction > 0 && fraction <= 1) || windows < 1 || windows > (1u << 20)) {
+    throw Xapian::SerialisationError("docid sample out of range");
+  }
+  return new DocidSample(fraction, static_cast<int>(windows));
 }
 
 }  // namespace issuescope::search

@@ -41,6 +41,11 @@ class DocidSample : public Xapian::PostingSource {
   Xapian::docid get_docid() const override;
   DocidSample* clone() const override;
   std::string get_description() const override;
+  // For Xapian's remote protocol (search/remote_registry.h).
+  std::string name() const override { return "issuescope.DocidSample"; }
+  std::string serialise() const override;
+  DocidSample* unserialise_with_registry(const std::string& serialised,
+                                         const Xapian::Registry& registry) const override;
 
  private:
   // Settle moves current_ to the first id at or after it that lies in a window.

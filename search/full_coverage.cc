@@ -35,6 +35,13 @@ class TermPostings : public Xapian::PostingSource {
   bool at_end() const override { return started_ && it_ == end_; }
   Xapian::docid get_docid() const override { return *it_; }
   TermPostings* clone() const override { return new TermPostings(term_); }
+  // For Xapian's remote protocol (search/remote_registry.h).
+  std::string name() const override { return "issuescope.TermPostings"; }
+  std::string serialise() const override { return term_; }
+  TermPostings* unserialise_with_registry(const std::string& serialised,
+                                          const Xapian::Registry& /*r*/) const override {
+    return new TermPostings(serialised);
+  }
   std::string get_description() const override { return "TermPostings(" + term_ + ")"; }
 
  private:
@@ -107,6 +114,10 @@ void SetUnrankedScheme(Xapian::Enquire& enquire, const Xapian::Database& db) {
   } else {
     enquire.set_weighting_scheme(Xapian::BoolWeight());
   }
+}
+
+void RegisterFullCoverageSources(Xapian::Registry* registry) {
+  registry->register_posting_source(TermPostings(std::string()));
 }
 
 }  // namespace issuescope::search

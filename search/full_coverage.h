@@ -51,4 +51,8 @@ class CountingWeight : public Xapian::Weight {
 // CountingWeight when `db` has deleted documents. Throws what Xapian throws.
 void SetUnrankedScheme(Xapian::Enquire& enquire, const Xapian::Database& db);
 
+// RegisterFullCoverageSources adds FilterTerm's posting source to a registry for Xapian's
+// remote protocol (search/remote_registry.h).
+void RegisterFullCoverageSources(Xapian::Registry* registry);
+
 }  // namespace issuescope::search

@@ -1,6 +1,9 @@
 #include "remote_registry.h"
 
+#include "docid_sample.h"
 #include "facets.h"
+#include "search/full_coverage.h"
+#include "text_query.h"
 #include "ranking_weight.h"
 
 namespace issuescope::search {
@@ -10,6 +13,9 @@ Xapian::Registry RemoteRegistry() {
   registry.register_weighting_scheme(RankingWeight());
   registry.register_match_spy(FacetCounter({}, 1));
   registry.register_match_spy(AggregateCounter({}));
+  registry.register_posting_source(DocidSample(1, 1));
+  RegisterFullCoverageSources(&registry);
+  RegisterTextQuerySources(&registry);
   return registry;
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "common/index_schema.h"
 #include "common/text_tokens.h"
+#include "serial_codec.h"
 
 namespace issuescope::search {
 
@@ -34,6 +35,30 @@ class FieldScopeSource : public Xapian::PostingSource {
 
   Xapian::PostingSource* clone() const override {
     return new FieldScopeSource(terms_, phrase_, field_);
+  }
+
+  // For Xapian's remote protocol (search/remote_registry.h).
+  std::string name() const override { return "issuescope.FieldScopeSource"; }
+  std::string serialise() const override {
+    SerialWriter w;
+    w.Uint(phrase_ ? 1 : 0);
+    w.Uint(static_cast<uint64_t>(field_));
+    w.Uint(terms_.size());
+    for (const std::string& t : terms_) w.Str(t);
+    return w.Take();
+  }
+  Xapian::PostingSource* unserialise_with_registry(const std::string& serialised,
+                                                   const Xapian::Registry& /*r*/) const override {
+    SerialReader r(serialised, "field scope");
+    const uint64_t phrase = r.Uint();
+    const uint64_t field = r.Uint();
+    if (phrase > 1 || field > static_cast<uint64_t>(TextField::kLogs)) {
+      throw Xapian::SerialisationError("field scope names an unknown field");
+    }
+    std::vector<std::string> terms(r.Count());
+    for (std::string& t : terms) t = r.Str();
+    r.End();
+    return new FieldScopeSource(std::move(terms), phrase == 1, static_cast<TextField>(field));
   }
 
   void init(const Xapian::Database& db) override {
@@ -477,6 +502,10 @@ Xapian::Query ScopeToField(const Xapian::Query& text, TextField field,
                            const Xapian::Database& db) {
   if (field == TextField::kAll || field == TextField::kTitle) return text;
   return Rewrite(text, field, db);
+}
+
+void RegisterTextQuerySources(Xapian::Registry* registry) {
+  registry->register_posting_source(FieldScopeSource({}, false, TextField::kAll));
 }
 
 }  // namespace issuescope::search

@@ -61,4 +61,8 @@ std::vector<std::pair<std::string, Xapian::Query>> TitleBonusParts(
 // more per match than an unscoped one. `db` expands stems and wildcards.
 Xapian::Query ScopeToField(const Xapian::Query& text, TextField field, const Xapian::Database& db);
 
+// RegisterTextQuerySources adds the posting sources of text queries (field scopes) to a
+// registry for Xapian's remote protocol (search/remote_registry.h).
+void RegisterTextQuerySources(Xapian::Registry* registry);
+
 }  // namespace issuescope::search

@@ -17,6 +17,8 @@
 #include "common/index_layout.h"
 #include "common/subprocess.h"
 #include "gtest/gtest.h"
+#include "search/docid_sample.h"
+#include "search/remote_registry.h"
 #include "search/searcher.h"
 #include "tests/common/free_port.h"
 #include "tests/search/search_fixture.h"
@@ -94,6 +96,11 @@ class ShardServerTest : public ::testing::Test {
     std::ofstream(index::StubPath(remote_dir_)) << stub;
     local_ = Searcher::ForPath(index);
     remote_ = Searcher::ForPath(remote_dir_);
+    // Facets over a sample of the matches beyond 200 (DocidSample on each shard).
+    SearcherOptions sampled;
+    sampled.facet_bound = 200;
+    local_sampled_ = Searcher::ForPath(index, sampled);
+    remote_sampled_ = Searcher::ForPath(remote_dir_, sampled);
   }
 
   void TearDown() override {
@@ -103,12 +110,13 @@ class ShardServerTest : public ::testing::Test {
 
   std::string work_, remote_dir_;
   std::vector<std::unique_ptr<Subprocess>> servers_;
-  std::unique_ptr<Searcher> local_, remote_;
+  std::unique_ptr<Searcher> local_, remote_, local_sampled_, remote_sampled_;
 };
 
 const std::vector<std::string> kRanked = {"cuda memory", "leak", "kernel OR nan",
                                           "gradient -slow", "crash repo:org/repo1",
-                                          "tensor cache is:open", "\"memory leak\" OR onnx"};
+                                          "tensor cache is:open", "\"memory leak\" OR onnx",
+                                          "memory in:title", "crash in:title,body"};
 
 TEST_F(ShardServerTest, RankedQueriesAnswerAsTheLocalIndex) {
   for (const std::string& q : kRanked) {
@@ -131,6 +139,19 @@ TEST_F(ShardServerTest, FacetsAnswerAsTheLocalIndex) {
   }
 }
 
+TEST_F(ShardServerTest, SampledFacetsAnswerAsTheLocalIndex) {
+  bool sampled = false;
+  for (const std::string& q : kRanked) {
+    auto want = local_sampled_->Search(Request(q, true));
+    ASSERT_TRUE(want.ok()) << q << ": " << want.status();
+    sampled = sampled || !want->facets_exact();
+    auto got = remote_sampled_->Search(Request(q, true));
+    ASSERT_TRUE(got.ok()) << q << ": " << got.status();
+    EXPECT_EQ(Comparable(*got), Comparable(*want)) << q;
+  }
+  EXPECT_TRUE(sampled) << "no query was sampled: the test would prove less";
+}
+
 // Sorting by a field needs Xapian's KeyMaker, which its remote protocol cannot carry (1.4):
 // the answer is a clear error, not a wrong order.
 TEST_F(ShardServerTest, SortedQueriesSayTheyAreNotSupportedYet) {
@@ -138,6 +159,34 @@ TEST_F(ShardServerTest, SortedQueriesSayTheyAreNotSupportedYet) {
   ASSERT_FALSE(got.ok());
   EXPECT_TRUE(absl::IsUnimplemented(got.status())) << got.status();
   EXPECT_NE(got.status().message().find("remote"), std::string::npos) << got.status();
+}
+
+// What a shard server unserialises comes from the network: every issuescope class in the
+// registry rejects malformed bytes with a SerialisationError, and takes back what it wrote.
+TEST(RemoteRegistryTest, ClassesRoundTripAndRejectMalformedBytes) {
+  const Xapian::Registry registry = RemoteRegistry();
+  for (const char* name : {"issuescope.FieldScopeSource", "issuescope.TermPostings",
+                           "issuescope.DocidSample"}) {
+    const Xapian::PostingSource* prototype = registry.get_posting_source(name);
+    ASSERT_NE(prototype, nullptr) << name;
+  }
+  const Xapian::PostingSource* scope = registry.get_posting_source("issuescope.FieldScopeSource");
+  const Xapian::PostingSource* sample = registry.get_posting_source("issuescope.DocidSample");
+  for (const std::string bad : {std::string("\x02"), std::string("\x00\x09\x00"),
+                                std::string("\x00\x01\x05\x01a")}) {
+    EXPECT_THROW(delete scope->unserialise_with_registry(bad, registry),
+                 Xapian::SerialisationError) << "field scope";
+  }
+  EXPECT_THROW(delete sample->unserialise_with_registry(std::string("\x01"), registry),
+               Xapian::SerialisationError);
+  const DocidSample original(0.25, 64);
+  std::unique_ptr<Xapian::PostingSource> copy(
+      sample->unserialise_with_registry(original.serialise(), registry));
+  EXPECT_EQ(copy->serialise(), original.serialise());
+  EXPECT_EQ(dynamic_cast<DocidSample*>(copy.get())->fraction(), 0.25);
+  ASSERT_NE(registry.get_weighting_scheme("issuescope.RankingWeight"), nullptr);
+  ASSERT_NE(registry.get_match_spy("issuescope.FacetCounter"), nullptr);
+  ASSERT_NE(registry.get_match_spy("issuescope.AggregateCounter"), nullptr);
 }
 
 }  // namespace
