@@ -28,17 +28,21 @@
 namespace issuescope::search {
 namespace {
 
-// Times a call is retried when the index changed under it (DatabaseModifiedError).
+// Times a call is tried when the index changed under it (DatabaseModifiedError) or a remote
+// shard's connection broke (NetworkError: a shard server restarted).
 constexpr int kModifiedRetries = 3;
 
 // Guard runs `body`, converting Xapian exceptions with `convert` and retrying when the
-// database was modified during the call (the next attempt reopens it).
+// database was modified during the call or a remote shard's connection broke (the next attempt
+// reopens it, connecting again).
 template <typename T, typename Body, typename Convert>
 absl::StatusOr<T> Guard(Body body, Convert convert) {
   for (int attempt = 1;; ++attempt) {
     try {
       return body();
     } catch (const Xapian::DatabaseModifiedError& e) {
+      if (attempt >= kModifiedRetries) return convert(e);
+    } catch (const Xapian::NetworkError& e) {
       if (attempt >= kModifiedRetries) return convert(e);
     } catch (const Xapian::Error& e) {
       return convert(e);
@@ -163,13 +167,20 @@ Xapian::Database* Searcher::Lease::Open() {
     // Throws DatabaseOpeningError while the index does not exist.
     db.emplace(OpenIndexForReading(owner_->path_));
   } else {
+    bool afresh = false;
     try {
       db->reopen();
     } catch (const Xapian::DatabaseOpeningError&) {
-      if (owner_->path_.empty()) throw;
       // The files this handle read were replaced (a replica's full copy switches to a new
-      // directory, search/replica_follower.h) or removed: open afresh, or throw if there is
-      // no index any more.
+      // directory, search/replica_follower.h) or removed.
+      afresh = true;
+    } catch (const Xapian::NetworkError&) {
+      // A remote shard's connection broke (its shard server restarted, or was away).
+      afresh = true;
+    }
+    if (afresh) {
+      if (owner_->path_.empty()) throw;
+      // Open afresh (connecting again), or throw if there is no index any more.
       db.reset();
       db.emplace(OpenIndexForReading(owner_->path_));
     }

@@ -72,24 +72,12 @@ class ShardServerTest : public ::testing::Test {
     ASSERT_TRUE(index::WriteStubFile(index, kShards).ok());
 
     std::string stub;
+    servers_.resize(kHosts);
     for (int h = 0; h < kHosts; ++h) {
-      const int port = issuescope::testing::FreeLoopbackPort();
-      ASSERT_GT(port, 0);
-      std::vector<std::string> argv = {Bin("issuescope-shard-server"),
-                                       absl::StrCat("--listen=127.0.0.1:", port)};
-      for (uint32_t s = h; s < kShards; s += kHosts) {
-        argv.push_back("--db=" + index + "/" + index::ShardDirName(s));
-      }
-      auto server = Subprocess::Start(argv, absl::StrCat(work_, "/shard-server-", h, ".log"));
-      ASSERT_TRUE(server.ok()) << server.status();
-      const absl::Time deadline = absl::Now() + absl::Seconds(20);
-      while (!issuescope::testing::AcceptsConnections(port) && absl::Now() < deadline) {
-        ASSERT_TRUE((*server)->Running()) << "shard server " << h << " exited";
-        absl::SleepFor(absl::Milliseconds(20));
-      }
-      ASSERT_TRUE(issuescope::testing::AcceptsConnections(port));
-      servers_.push_back(*std::move(server));
-      absl::StrAppend(&stub, "remote 127.0.0.1:", port, "\n");
+      ports_.push_back(issuescope::testing::FreeLoopbackPort());
+      ASSERT_GT(ports_.back(), 0);
+      ASSERT_NO_FATAL_FAILURE(StartServer(h));
+      absl::StrAppend(&stub, "remote 127.0.0.1:", ports_[h], "\n");
     }
     remote_dir_ = work_ + "/remote";
     std::filesystem::create_directories(remote_dir_);
@@ -103,12 +91,33 @@ class ShardServerTest : public ::testing::Test {
     remote_sampled_ = Searcher::ForPath(remote_dir_, sampled);
   }
 
+  // StartServer starts shard server h (shards h, h + kHosts, …) on its port.
+  void StartServer(int h) {
+    std::vector<std::string> argv = {Bin("issuescope-shard-server"),
+                                     absl::StrCat("--listen=127.0.0.1:", ports_[h])};
+    for (uint32_t s = h; s < kShards; s += kHosts) {
+      argv.push_back("--db=" + work_ + "/index/" + index::ShardDirName(s));
+    }
+    auto server = Subprocess::Start(argv, absl::StrCat(work_, "/shard-server-", h, ".log"));
+    ASSERT_TRUE(server.ok()) << server.status();
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    while (!issuescope::testing::AcceptsConnections(ports_[h]) && absl::Now() < deadline) {
+      ASSERT_TRUE((*server)->Running()) << "shard server " << h << " exited";
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    ASSERT_TRUE(issuescope::testing::AcceptsConnections(ports_[h]));
+    servers_[h] = *std::move(server);
+  }
+
   void TearDown() override {
-    for (auto& s : servers_) s->Stop();
+    for (auto& s : servers_) {
+      if (s) s->Stop();
+    }
     if (!HasFailure()) std::filesystem::remove_all(work_);
   }
 
   std::string work_, remote_dir_;
+  std::vector<int> ports_;
   std::vector<std::unique_ptr<Subprocess>> servers_;
   std::unique_ptr<Searcher> local_, remote_, local_sampled_, remote_sampled_;
 };
@@ -150,6 +159,27 @@ TEST_F(ShardServerTest, SampledFacetsAnswerAsTheLocalIndex) {
     EXPECT_EQ(Comparable(*got), Comparable(*want)) << q;
   }
   EXPECT_TRUE(sampled) << "no query was sampled: the test would prove less";
+}
+
+// A shard server that restarts breaks the searcher's open connections: the next search opens
+// them again and answers as before; while a server is down, searches fail UNAVAILABLE.
+TEST_F(ShardServerTest, ASearcherReconnectsToARestartedShardServer) {
+  const v1::SearchRequest request = Request("cuda memory", true);
+  auto want = local_->Search(request);
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto before = remote_->Search(request);
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_EQ(Comparable(*before), Comparable(*want));
+
+  servers_[0]->Stop();
+  auto down = remote_->Search(request);
+  ASSERT_FALSE(down.ok());
+  EXPECT_TRUE(absl::IsUnavailable(down.status())) << down.status();
+
+  ASSERT_NO_FATAL_FAILURE(StartServer(0));
+  auto after = remote_->Search(request);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(Comparable(*after), Comparable(*want));
 }
 
 // Sorting by a field needs Xapian's KeyMaker, which its remote protocol cannot carry (1.4):
