@@ -252,12 +252,19 @@ TEST(ReplicaE2E, ReplicasAnswerAsTheIndexHostAndFailOverUnderLoad) {
   auto again = Subprocess::Start(
       {Bin("issuescope-search"), "--listen=" + addresses[1], "--index=" + dir1 + "/index",
        absl::StrCat("--replicate-from=127.0.0.1:", replicate_port), "--replicate-index=index",
-       absl::StrCat("--replicate-shards=", kShards), "--replicate-interval=0.2"},
+       absl::StrCat("--replicate-shards=", kShards), "--replicate-interval=0.2",
+       "--port-file=" + dir1 + ".restarted.port"},
       dir1 + ".restarted.log");
   ASSERT_TRUE(again.ok()) << again.status();
-  auto restarted_channel = grpc::CreateChannel(addresses[1], grpc::InsecureChannelCredentials());
+  // Connect only once it listens: a channel refused while the process starts backs off for
+  // seconds, which on a loaded machine outlasts the wait below.
+  auto restarted_port = WaitForPortFile(dir1 + ".restarted.port", absl::Seconds(30), again->get());
+  ASSERT_TRUE(restarted_port.ok()) << restarted_port.status() << "\n"
+                                   << ReadFile(dir1 + ".restarted.log");
+  auto restarted_channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", *restarted_port),
+                                               grpc::InsecureChannelCredentials());
   bool serving = false;
-  for (int i = 0; i < 100 && !serving; ++i) {
+  for (int i = 0; i < 300 && !serving; ++i) {
     serving = Serving(restarted_channel);
     if (!serving) absl::SleepFor(absl::Milliseconds(100));
   }
