@@ -145,6 +145,10 @@ Xapian::Document BuildDocument(const v1::IssueWithComments& iwc) {
   doc.add_value(kNumberSlot, Xapian::sortable_serialise(static_cast<double>(issue.number())));
   doc.add_value(kReactionsSlot, Xapian::sortable_serialise(issue.reactions()));
   doc.add_value(kVersionSlot, IssueVersion(iwc).Encode());
+  const std::string number = doc.get_value(kNumberSlot);
+  doc.add_value(kCreatedSortSlot, SortKey(doc.get_value(kCreatedSlot), number));
+  doc.add_value(kUpdatedSortSlot, SortKey(doc.get_value(kUpdatedSlot), number));
+  doc.add_value(kCommentsSortSlot, SortKey(doc.get_value(kCommentsSlot), number));
 
   AddFacetValues(iwc, &doc);
   doc.set_data(iwc.SerializeAsString());

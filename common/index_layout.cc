@@ -61,6 +61,15 @@ std::vector<std::string> ShardPaths(const std::string& index_dir) {
   return paths;
 }
 
+bool HasRemoteShards(const std::string& index_dir) {
+  std::ifstream in(StubPath(index_dir));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("remote ", 0) == 0 || line.rfind("remote\t", 0) == 0) return true;
+  }
+  return false;
+}
+
 std::map<std::string, uint64_t> ReadFeedPositions(const std::string& index_dir) {
   const std::vector<std::string> shards = ShardPaths(index_dir);
   std::vector<std::map<std::string, uint64_t>> per_shard;

@@ -56,6 +56,10 @@ absl::Status WriteStubFile(absl::string_view index_dir, uint32_t shard_count);
 // (resolved against the index directory), or the directory itself when it has no stub.
 std::vector<std::string> ShardPaths(const std::string& index_dir);
 
+// HasRemoteShards says whether the index's stub names a shard served over Xapian's remote
+// protocol (a `remote` line: issuescope-shard-server on an index host).
+bool HasRemoteShards(const std::string& index_dir);
+
 // ReadFeedPositions returns, per crawler store id, the change-feed position every shard has
 // consumed: the minimum over the shards of their "feed:<store_id>" metadata (a shard without
 // the key counts as 0). Throws what Xapian throws.

@@ -53,6 +53,29 @@ inline constexpr Xapian::valueno kReactionsSlot = 6;  // reactions
 inline constexpr Xapian::valueno kFacetsSlot = 7;     // facet values (common/index_facets.h)
 inline constexpr Xapian::valueno kTextBoundsSlot = 8;  // field bounds (common/index_text.h)
 inline constexpr Xapian::valueno kSectionRangesSlot = 9;  // code and log position ranges (index_text.h)
+// Sort keys (scheme sections-3): SortKey(field value, kNumberSlot value) of the created,
+// updated and comments slots. Ordering by one of them as a string orders by the field, then by
+// issue number, as Xapian::MultiValueKeyMaker over the two slots does; sorting by a value slot
+// is what Xapian's remote protocol can carry (a KeyMaker it cannot), so a search over remote
+// shards sorts with these (search/pager.cc).
+inline constexpr Xapian::valueno kCreatedSortSlot = 10;
+inline constexpr Xapian::valueno kUpdatedSortSlot = 11;
+inline constexpr Xapian::valueno kCommentsSortSlot = 12;
+
+// SortKey is `value` with each zero byte escaped ("\0\xff"), the terminator "\0\0", then
+// `number`: as strings, SortKey(a, n) < SortKey(b, m) exactly when (a, n) < (b, m) pairwise
+// (an empty value first), and the reverse order is the pairwise descending one.
+inline std::string SortKey(const std::string& value, const std::string& number) {
+  std::string key;
+  key.reserve(value.size() + 2 + number.size());
+  for (const char c : value) {
+    key.push_back(c);
+    if (c == '\0') key.push_back('\xff');
+  }
+  key.append("\0\0", 2);
+  key.append(number);
+  return key;
+}
 
 // Metadata keys. "feed:<store_id>" holds the highest consumed change-feed sequence number of
 // that crawler worker's store, committed in the same transaction as the documents.
@@ -61,7 +84,12 @@ inline constexpr char kFeedMetadataPrefix[] = "feed:";
 // Metadata key naming the free-text scheme the documents were indexed with (kTextScheme); the
 // search service warns about an index of another scheme (rebuild it with `issuescope reindex`).
 inline constexpr char kTextSchemeKey[] = "text_scheme";
-inline constexpr char kTextScheme[] = "sections-2";
+// "sections-3": sections-2's free text (common/index_text.h) and the sort key slots
+// (kCreatedSortSlot…); an index of sections-2 answers every local query alike and is rebuilt in
+// the background for the sort keys that search over remote shards needs.
+inline constexpr char kTextScheme[] = "sections-3";
+// The scheme before kTextScheme whose free text is the same (only the sort keys are missing).
+inline constexpr char kTextSchemeWithoutSortKeys[] = "sections-2";
 
 // Metadata key holding the fingerprint (taxonomy name/version + model hash) the documents'
 // tags were made with; the indexer re-tags when it differs from its own.

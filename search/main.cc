@@ -65,7 +65,12 @@ static void WarnAboutTextScheme(const std::string& index_dir) {
   try {
     Xapian::Database db = issuescope::search::OpenIndexForReading(index_dir);
     const std::string scheme = db.get_metadata(issuescope::index::kTextSchemeKey);
-    if (db.get_doccount() > 0 && scheme != issuescope::index::kTextScheme) {
+    if (db.get_doccount() > 0 && scheme == issuescope::index::kTextSchemeWithoutSortKeys) {
+      spdlog::info("index {} was built with scheme '{}', without the sort keys of '{}': every "
+                   "query answers as before; the indexer adds them in the background (offline: "
+                   "issuescope reindex), and an index served by shard servers needs them to sort",
+                   index_dir, scheme, issuescope::index::kTextScheme);
+    } else if (db.get_doccount() > 0 && scheme != issuescope::index::kTextScheme) {
       spdlog::warn("index {} was built with free-text scheme '{}', this build searches '{}': "
                    "free-text queries miss its documents until they are rebuilt (the indexer does it in "
                    "the background; offline: issuescope reindex)",

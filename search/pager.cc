@@ -25,6 +25,15 @@
 namespace issuescope::search {
 namespace {
 
+// SortKeySlot is the slot of index::SortKey(field's value, number) (PageOptions::sort_by_key_slots).
+Xapian::valueno SortKeySlot(SortField field) {
+  switch (field) {
+    case SortField::kUpdated: return index::kUpdatedSortSlot;
+    case SortField::kComments: return index::kCommentsSortSlot;
+    default: return index::kCreatedSortSlot;
+  }
+}
+
 Xapian::valueno SortSlot(SortField field) {
   switch (field) {
     case SortField::kUpdated: return index::kUpdatedSlot;
@@ -257,14 +266,15 @@ struct Candidate {
 };
 
 // Before says whether `a` comes before `b` in Xapian's order of a ranked match: the sort key
-// ascending when sorting by key (a reversed key is stored reversed), then the weight
-// descending, then the document id ascending. Weights of one query over handles of the same
-// index are equal for equal matches (MatchSplit), so parts merge in exactly the unsplit order.
-bool Before(const Candidate& a, const Candidate& b, bool by_key) {
+// ascending when sorting by key (a KeyMaker's reversed key is stored reversed; a value slot
+// sorted in reverse, `key_descending`, is not), then the weight descending, then the document
+// id ascending. Weights of one query over handles of the same index are equal for equal
+// matches (MatchSplit), so parts merge in exactly the unsplit order.
+bool Before(const Candidate& a, const Candidate& b, bool by_key, bool key_descending) {
   if (by_key) {
     const std::string ka = a.it.get_sort_key();
     const std::string kb = b.it.get_sort_key();
-    if (ka != kb) return ka < kb;
+    if (ka != kb) return key_descending ? kb < ka : ka < kb;
   }
   const double wa = a.it.get_weight();
   const double wb = b.it.get_weight();
@@ -275,7 +285,8 @@ bool Before(const Candidate& a, const Candidate& b, bool by_key) {
 // Merge merges the parts' lists of candidates, each in the query's order, into one: `want`
 // candidates after skipping the first `skip`.
 std::vector<Candidate> Merge(const std::vector<std::vector<Candidate>>& lists,
-                             Xapian::doccount skip, Xapian::doccount want, bool by_key) {
+                             Xapian::doccount skip, Xapian::doccount want, bool by_key,
+                             bool key_descending) {
   std::vector<Candidate> out;
   std::vector<size_t> next(lists.size(), 0);
   Xapian::doccount skipped = 0;
@@ -283,7 +294,8 @@ std::vector<Candidate> Merge(const std::vector<std::vector<Candidate>>& lists,
     size_t best = lists.size();
     for (size_t l = 0; l < lists.size(); ++l) {
       if (next[l] == lists[l].size()) continue;
-      if (best == lists.size() || Before(lists[l][next[l]], lists[best][next[best]], by_key)) {
+      if (best == lists.size() ||
+          Before(lists[l][next[l]], lists[best][next[best]], by_key, key_descending)) {
         best = l;
       }
     }
@@ -399,6 +411,10 @@ struct PagePlan {
     return q;
   }
 
+  // KeyDescending says whether the sort keys of this order compare descending: a sort key
+  // slot sorted in reverse (a KeyMaker's keys are reversed already).
+  bool KeyDescending() const { return by_value && options.sort_by_key_slots && !ascending; }
+
   // Configure sets up an Enquire for `q` in the query's order; `keymaker` must outlive its
   // get_mset.
   void Configure(Xapian::Enquire& enquire, const Xapian::Query& q,
@@ -409,7 +425,9 @@ struct PagePlan {
     } else {
       enquire.set_weighting_scheme(Xapian::BoolWeight());
     }
-    if (by_value) {
+    if (by_value && options.sort_by_key_slots) {
+      enquire.set_sort_by_value_then_relevance(SortKeySlot(field), !ascending);
+    } else if (by_value) {
       keymaker.add_value(slot, !ascending);
       keymaker.add_value(index::kNumberSlot, !ascending);
       enquire.set_sort_by_key_then_relevance(&keymaker, false);
@@ -503,7 +521,8 @@ bool WalkMonths(const PagePlan& plan, const Xapian::Query& query, Xapian::Enquir
     for (std::deque<Xapian::MSet>& held : *kept) held.clear();
     return false;
   }
-  *out = parts == 1 ? std::move(found[0]) : Merge(found, plan.first, plan.want, true);
+  *out = parts == 1 ? std::move(found[0])
+                    : Merge(found, plan.first, plan.want, true, plan.KeyDescending());
   return true;
 }
 
@@ -592,7 +611,8 @@ RankedPass RankParts(const PagePlan& plan, const Xapian::Query& query, Xapian::E
     }
   }
   pass.candidates =
-      parts == 1 ? std::move(found[0]) : Merge(found, rank_first, rank_want, plan.by_value);
+      parts == 1 ? std::move(found[0])
+                 : Merge(found, rank_first, rank_want, plan.by_value, plan.KeyDescending());
   return pass;
 }
 
@@ -741,6 +761,15 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
     return absl::InternalError("FetchPage: one query (and spy, if any) per part of the split");
   }
   PagePlan plan(split, parts, cursor, options);
+  if (plan.by_value && options.sort_by_key_slots) {
+    const std::string scheme = split.db(0).get_metadata(index::kTextSchemeKey);
+    if (scheme != index::kTextScheme && split.db(0).get_doccount() > 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "sorting by a field over remote shards needs the sort keys of index scheme ",
+          index::kTextScheme, "; this index is of scheme '", scheme.empty() ? "per-field" : scheme,
+          "' (the indexer rebuilds it in the background; offline: issuescope reindex)"));
+    }
+  }
   const Xapian::Query query = plan.PartQuery(0);
   plan.count_apart = plan.count_here && !plan.by_value && IsDisjunctionOfTerms(query);
   plan.spy_here = plan.count_here && !plan.count_apart && !options.spies.empty();

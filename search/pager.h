@@ -42,6 +42,11 @@ struct PageOptions {
   // sorted at a time) instead of sorting every match; its total is then counted apart
   // (bounded). Not with a spy. Default: 5000 (tests set 0 to walk always, or a huge number).
   uint64_t bucket_walk_min_matches = 5000;
+  // Sort by a field with its sort key slot (index::kCreatedSortSlot…, the same order) instead
+  // of a Xapian::MultiValueKeyMaker, which Xapian's remote protocol cannot carry: set for an
+  // index with remote shards. Such an index must be of the current scheme (kTextScheme), or a
+  // sorted query is FAILED_PRECONDITION. Default: false.
+  bool sort_by_key_slots = false;
   // Highlighted snippets in the hits. Default: true.
   bool snippets = true;
   // Length of snippets in bytes.

@@ -124,6 +124,7 @@ Searcher::Searcher(std::string path, std::optional<Xapian::Database> db, Searche
     : path_(std::move(path)),
       gone_mode_(gone),
       options_(options),
+      remote_shards_(!path_.empty() && index::HasRemoteShards(path_)),
       max_handles_(MaxHandles(path_, options.max_handles)),
       split_parts_(options.split_parts > 0
                        ? options.split_parts
@@ -366,6 +367,7 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   page_options.explain = request.explain();
   page_options.count_total = !match_all;
   page_options.count_bound = options_.count_bound;
+  page_options.sort_by_key_slots = remote_shards_;
   // Facets of a query whose matches probably fit the bound (Xapian's estimate from term
   // frequencies) are counted by a spy riding along in that pass, which sees every match;
   // otherwise, or when the total proves larger, a second, boolean pass counts them.
@@ -477,6 +479,7 @@ absl::Status Searcher::Export(const v1::ExportRequest& request, const ExportSink
     options.size = static_cast<int>(std::min<uint64_t>(options_.export_chunk, limit - sent));
     options.snippets = request.snippets();
     options.snippet_bytes = kSnippetBytes;
+    options.sort_by_key_slots = remote_shards_;
     absl::StatusOr<Page> page;
     {
       // Hold a handle for one chunk only, so a long export does not keep it from searches.

@@ -173,6 +173,9 @@ class Searcher {
   // Null for ForDatabase and in the gone searcher itself.
   std::unique_ptr<Searcher> gone_;
   const SearcherOptions options_;
+  // Whether the index's stub names remote shards (index::HasRemoteShards, read once): sorted
+  // queries then sort with the sort key slots (PageOptions::sort_by_key_slots).
+  const bool remote_shards_;
   const int max_handles_;
   const int split_parts_;
   std::mutex mu_;

@@ -1,9 +1,12 @@
 // Values the index stores per document (common/index_facets.h, common/index_document.h): the
 // facet slot's encoding and the version that orders copies of one issue.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/index_document.h"
 #include "common/index_facets.h"
+#include "common/index_schema.h"
 #include "common/time_util.h"
 #include "gtest/gtest.h"
 
@@ -118,6 +121,47 @@ TEST(IndexValuesTest, IssueVersionReadsTheIssueAndItsNewestComment) {
   EXPECT_EQ(v.issue_updated_ns, 10'000'000'000);
   EXPECT_EQ(v.comments_updated_ns, 20'000'000'000);
   EXPECT_EQ(v.fetched_ns, 30'000'000'000);
+}
+
+
+// SortKey orders as the pair (value, number) does, ascending, with an empty value first and
+// zero bytes inside values (sortable_serialise makes them) kept in order; reversed, as the pair
+// descending. Checked over every pair of a set of values that includes prefixes of each other.
+TEST(SortKeyTest, OrdersAsThePairOfValueAndNumber) {
+  const std::vector<std::string> values = {
+      "", std::string("\0", 1), std::string("\0\0", 2), std::string("\0\xff", 2), "a",
+      std::string("a\0", 2), "ab", "b", Xapian::sortable_serialise(0),
+      Xapian::sortable_serialise(1), Xapian::sortable_serialise(7), Xapian::sortable_serialise(1e9)};
+  const std::vector<std::string> numbers = {Xapian::sortable_serialise(1),
+                                            Xapian::sortable_serialise(5),
+                                            Xapian::sortable_serialise(12)};
+  int compared = 0;
+  for (const std::string& a : values) {
+    for (const std::string& n : numbers) {
+      for (const std::string& b : values) {
+        for (const std::string& m : numbers) {
+          const std::pair<std::string, std::string> left(a, n), right(b, m);
+          EXPECT_EQ(SortKey(a, n) < SortKey(b, m), left < right)
+              << testing::PrintToString(a) << "," << testing::PrintToString(n) << " vs "
+              << testing::PrintToString(b) << "," << testing::PrintToString(m);
+          EXPECT_EQ(SortKey(a, n) == SortKey(b, m), left == right);
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 12 * 3 * 12 * 3);
+}
+
+// Every document carries the three sort keys, made from its own slots.
+TEST(SortKeyTest, BuildDocumentStoresTheSortKeys) {
+  const Xapian::Document doc = BuildDocument(Issue());
+  const std::string number = doc.get_value(kNumberSlot);
+  ASSERT_FALSE(number.empty());
+  EXPECT_EQ(doc.get_value(kCreatedSortSlot), SortKey(doc.get_value(kCreatedSlot), number));
+  EXPECT_EQ(doc.get_value(kUpdatedSortSlot), SortKey(doc.get_value(kUpdatedSlot), number));
+  EXPECT_EQ(doc.get_value(kCommentsSortSlot), SortKey(doc.get_value(kCommentsSlot), number));
+  EXPECT_EQ(doc.get_value(kUpdatedSlot), "") << "the fixture has no updated_at: an empty value";
 }
 
 }  // namespace

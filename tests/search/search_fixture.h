@@ -188,7 +188,10 @@ inline void WriteGeneratedIssues(std::vector<Xapian::WritableDatabase>* shards, 
     (*shards)[index::ShardOf(slug, count)].replace_document(
         index::IdTerm(slug, iwc.issue().number()), IndexedDocument(iwc));
   }
-  for (Xapian::WritableDatabase& db : *shards) db.commit();
+  for (Xapian::WritableDatabase& db : *shards) {
+    db.set_metadata(index::kTextSchemeKey, index::kTextScheme);  // as the indexer records it
+    db.commit();
+  }
 }
 
 // FixtureDatabase returns an in-memory database holding the corpus.
