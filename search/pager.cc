@@ -19,6 +19,7 @@
 #include "search/full_coverage.h"
 #include "search/match_split.h"
 #include "proximity.h"
+#include "remote_proximity.h"
 #include "ranking_weight.h"
 #include "snippet.h"
 
@@ -624,15 +625,25 @@ RankedPass RankParts(const PagePlan& plan, const Xapian::Query& query, Xapian::E
 void ReRankByProximity(const PagePlan& plan, std::vector<Candidate>* candidates) {
   std::vector<Candidate>& c = *candidates;
   const size_t window = std::min<size_t>(c.size(), kProximityWindow);
+  bool several = false;
+  for (size_t k = 0; k < window; ++k) several = several || c[k].part != 0;
+  // Remote shards: the servers compute the bonuses, in one match.
+  std::optional<std::vector<double>> remote;
+  if (plan.options.remote_layout != nullptr && !several && window > 0) {
+    std::vector<Xapian::docid> docids;
+    for (size_t k = 0; k < window; ++k) docids.push_back(*c[k].it);
+    remote = RemoteProximity(plan.split.db(0), *plan.options.remote_layout, docids,
+                             plan.parts[0].proximity_terms);
+  }
   const auto bonus = [&](size_t i) {
     for (size_t k = 0; k < window; ++k) {
       if (c[k].part != i) continue;
       c[k].weight = ProximityWeighted(
-          c[k].weight, PairProximity(plan.split.db(i), *c[k].it, plan.parts[i].proximity_terms));
+          c[k].weight, remote ? (*remote)[k]
+                              : PairProximity(plan.split.db(i), *c[k].it,
+                                              plan.parts[i].proximity_terms));
     }
   };
-  bool several = false;
-  for (size_t k = 0; k < window; ++k) several = several || c[k].part != 0;
   if (several) {
     plan.split.Run(bonus);
   } else {

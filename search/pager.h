@@ -14,6 +14,7 @@
 #include "search/match_split.h"
 #include "page_token.h"
 #include "query_parser.h"
+#include "remote_proximity.h"
 #include "xapian.h"
 
 namespace issuescope::search {
@@ -47,6 +48,11 @@ struct PageOptions {
   // index with remote shards. Such an index must be of the current scheme (kTextScheme), or a
   // sorted query is FAILED_PRECONDITION. Default: false.
   bool sort_by_key_slots = false;
+  // How the index's remote shards number their documents (an index whose stub names only
+  // shard servers): the proximity re-ranking asks the servers for its bonuses in one match
+  // (search/remote_proximity.h) instead of reading position lists over the network. Not owned;
+  // null: read them. Default: null.
+  const RemoteShardLayout* remote_layout = nullptr;
   // Highlighted snippets in the hits. Default: true.
   bool snippets = true;
   // Length of snippets in bytes.

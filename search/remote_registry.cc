@@ -2,6 +2,7 @@
 
 #include "docid_sample.h"
 #include "facets.h"
+#include "remote_proximity.h"
 #include "search/full_coverage.h"
 #include "text_query.h"
 #include "ranking_weight.h"
@@ -14,6 +15,7 @@ Xapian::Registry RemoteRegistry() {
   registry.register_match_spy(FacetCounter({}, 1));
   registry.register_match_spy(AggregateCounter({}));
   registry.register_posting_source(DocidSample(1, 1));
+  registry.register_posting_source(ProximitySource({}, {}));
   RegisterFullCoverageSources(&registry);
   RegisterTextQuerySources(&registry);
   return registry;

@@ -24,6 +24,7 @@
 #include "page_token.h"
 #include "pager.h"
 #include "query_parser.h"
+#include "spdlog/spdlog.h"
 
 namespace issuescope::search {
 namespace {
@@ -236,6 +237,29 @@ MatchSplit Searcher::Split(Lease& lease, std::vector<Lease>* helpers) {
   return MatchSplit(handles, std::move(shards));
 }
 
+std::shared_ptr<const RemoteShardLayout> Searcher::RemoteLayout(const Xapian::Database& db) {
+  // A probe that failed is not repeated for every query while a shard server is away.
+  constexpr absl::Duration kLayoutRetry = absl::Seconds(5);
+  const std::string uuid = db.get_uuid();
+  std::lock_guard<std::mutex> lock(layout_mu_);
+  if (layout_ != nullptr && layout_->uuid == uuid) return layout_;
+  if (absl::Now() - layout_failed_at_ < kLayoutRetry) return nullptr;
+  absl::StatusOr<RemoteShardLayout> probed = ProbeRemoteShardLayout(path_);
+  if (!probed.ok() || probed->uuid != uuid) {
+    if (layout_failed_at_ == absl::InfinitePast()) {
+      spdlog::warn("search: proximity over remote shards reads positions one by one: {}",
+                   probed.ok() ? "the shard servers changed while probing them"
+                               : std::string(probed.status().message()));
+    }
+    layout_failed_at_ = absl::Now();
+    layout_.reset();
+    return nullptr;
+  }
+  layout_ = std::make_shared<const RemoteShardLayout>(*std::move(probed));
+  layout_failed_at_ = absl::InfinitePast();
+  return layout_;
+}
+
 absl::Status Searcher::ConvertError(const Xapian::Error& e, absl::string_view what) const {
   // Xapian::Error is not polymorphic: tell the subclasses apart by their type name.
   const std::string type = e.get_type();
@@ -368,6 +392,9 @@ absl::StatusOr<v1::SearchResponse> Searcher::SearchWith(Lease& lease,
   page_options.count_total = !match_all;
   page_options.count_bound = options_.count_bound;
   page_options.sort_by_key_slots = remote_shards_;
+  const std::shared_ptr<const RemoteShardLayout> layout =
+      remote_shards_ ? RemoteLayout(*db) : nullptr;
+  page_options.remote_layout = layout.get();
   // Facets of a query whose matches probably fit the bound (Xapian's estimate from term
   // frequencies) are counted by a spy riding along in that pass, which sees every match;
   // otherwise, or when the total proves larger, a second, boolean pass counts them.

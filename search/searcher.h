@@ -26,8 +26,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "issuescope/v1/search.pb.h"
 #include "search/match_split.h"
+#include "search/remote_proximity.h"
 #include "xapian.h"
 
 namespace issuescope::search {
@@ -176,6 +178,13 @@ class Searcher {
   // Whether the index's stub names remote shards (index::HasRemoteShards, read once): sorted
   // queries then sort with the sort key slots (PageOptions::sort_by_key_slots).
   const bool remote_shards_;
+  // RemoteLayout is the layout of the remote shards for `db`'s UUID (probed again when the
+  // shard servers changed), or null: no remote shards, or the probe failed (tried again after
+  // kLayoutRetry).
+  std::shared_ptr<const RemoteShardLayout> RemoteLayout(const Xapian::Database& db);
+  std::mutex layout_mu_;
+  std::shared_ptr<const RemoteShardLayout> layout_;  // guarded by layout_mu_
+  absl::Time layout_failed_at_ = absl::InfinitePast();  // guarded by layout_mu_
   const int max_handles_;
   const int split_parts_;
   std::mutex mu_;

@@ -9,6 +9,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,8 @@
 #include "common/subprocess.h"
 #include "gtest/gtest.h"
 #include "search/docid_sample.h"
+#include "search/proximity.h"
+#include "search/remote_proximity.h"
 #include "search/remote_registry.h"
 #include "search/searcher.h"
 #include "tests/common/free_port.h"
@@ -242,6 +246,64 @@ TEST_F(ShardServerTest, SortingAnIndexWithoutSortKeysIsAClearError) {
   EXPECT_EQ(Comparable(*ranked), Comparable(*local_->Search(Request("cuda memory", false))));
 }
 
+// The proximity re-ranking's bonuses come from the shard servers in one match
+// (search/remote_proximity.h): the layout maps each document of the stub to its shard, and every
+// bonus equals PairProximity read from the local index, for documents with and without one.
+TEST_F(ShardServerTest, ProximityBonusesComeFromTheShardServers) {
+  auto layout = ProbeRemoteShardLayout(remote_dir_);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  ASSERT_EQ(layout->servers.size(), static_cast<size_t>(kHosts));
+  for (const auto& shards : layout->servers) EXPECT_EQ(shards.size(), kShards / kHosts);
+  Xapian::Database remote(index::StubPath(remote_dir_));
+  Xapian::Database local(index::StubPath(work_ + "/index"));
+  ASSERT_EQ(remote.get_uuid(), layout->uuid);
+
+  // Locate: the shard and id it names hold the document the stub numbers so.
+  std::map<std::string, Xapian::Database> shard_dbs;
+  for (uint32_t i = 0; i < kShards; ++i) {
+    Xapian::Database db(work_ + "/index/" + index::ShardDirName(i));
+    shard_dbs.emplace(db.get_uuid(), db);
+  }
+  std::vector<Xapian::docid> docids;
+  int n = 0;
+  for (auto it = local.postlist_begin(""); it != local.postlist_end(""); ++it) {
+    if (n++ % 7 == 0) docids.push_back(*it);
+  }
+  ASSERT_GT(docids.size(), 100u);
+  for (Xapian::docid did : docids) {
+    const auto [uuid, id] = layout->Locate(did);
+    ASSERT_EQ(shard_dbs.count(*uuid), 1u) << did;
+    EXPECT_EQ(shard_dbs.at(*uuid).get_document(id).get_data(), local.get_document(did).get_data())
+        << did;
+  }
+
+  const std::vector<std::string> terms = ProximityTerms({"cuda", "memory", "leak"});
+  auto bonuses = RemoteProximity(remote, *layout, docids, terms);
+  ASSERT_TRUE(bonuses.has_value());
+  ASSERT_EQ(bonuses->size(), docids.size());
+  int with = 0;
+  for (size_t k = 0; k < docids.size(); ++k) {
+    EXPECT_EQ((*bonuses)[k], PairProximity(local, docids[k], terms)) << docids[k];
+    with += (*bonuses)[k] > 0;
+  }
+  EXPECT_GT(with, 0) << "no document earned a bonus: the test would prove less";
+  EXPECT_LT(with, static_cast<int>(docids.size())) << "every document earned one";
+
+  // A layout made for other shard servers is not used.
+  RemoteShardLayout stale = *layout;
+  stale.uuid += ":x";
+  EXPECT_FALSE(RemoteProximity(remote, stale, docids, terms).has_value());
+}
+
+// A stub that names anything but shard servers has no remote layout; neither has one whose
+// server is away (the searcher then reads positions itself).
+TEST_F(ShardServerTest, ProbingALayoutNeedsEveryShardServer) {
+  EXPECT_TRUE(absl::IsUnimplemented(ProbeRemoteShardLayout(work_ + "/index").status()));
+  servers_[1]->Stop();
+  auto probed = ProbeRemoteShardLayout(remote_dir_);
+  EXPECT_TRUE(absl::IsUnavailable(probed.status())) << probed.status();
+}
+
 // What a shard server unserialises comes from the network: every issuescope class in the
 // registry rejects malformed bytes with a SerialisationError, and takes back what it wrote.
 TEST(RemoteRegistryTest, ClassesRoundTripAndRejectMalformedBytes) {
@@ -265,6 +327,22 @@ TEST(RemoteRegistryTest, ClassesRoundTripAndRejectMalformedBytes) {
       sample->unserialise_with_registry(original.serialise(), registry));
   EXPECT_EQ(copy->serialise(), original.serialise());
   EXPECT_EQ(dynamic_cast<DocidSample*>(copy.get())->fraction(), 0.25);
+  const Xapian::PostingSource* proximity =
+      registry.get_posting_source("issuescope.ProximitySource");
+  ASSERT_NE(proximity, nullptr);
+  const ProximitySource near({{"uuid-a", {9, 3, 3, 40}}, {"uuid-b", {1}}}, {"cuda", "memory"});
+  std::unique_ptr<Xapian::PostingSource> near_copy(
+      proximity->unserialise_with_registry(near.serialise(), registry));
+  EXPECT_EQ(near_copy->serialise(), near.serialise());
+  // Truncated; a zero id step (an id twice, or id 0); a shard named twice; trailing bytes.
+  const std::string good = near.serialise();
+  for (const std::string bad :
+       {good.substr(0, good.size() - 1), std::string("\x00\x01\x01u\x01\x00", 6),
+        std::string("\x00\x02\x01u\x01\x01\x01u\x01\x01", 10), good + "x"}) {
+    EXPECT_THROW(delete proximity->unserialise_with_registry(bad, registry),
+                 Xapian::SerialisationError)
+        << ::testing::PrintToString(bad);
+  }
   ASSERT_NE(registry.get_weighting_scheme("issuescope.RankingWeight"), nullptr);
   ASSERT_NE(registry.get_match_spy("issuescope.FacetCounter"), nullptr);
   ASSERT_NE(registry.get_match_spy("issuescope.AggregateCounter"), nullptr);

@@ -1,0 +1,95 @@
+// Proximity re-ranking over remote shards (search/proximity.h; issue 18). Re-ranking the first
+// kProximityWindow matches reads each match's position list of each query word: over Xapian's
+// remote protocol that is one round trip per word and match (50 matches × 3 words: 150 round
+// trips, most of a multi-word query's time). Instead the shard servers compute the bonus
+// themselves, where the positions are, in one extra match:
+//
+//  - ProximitySource is a posting source matching the given documents of each shard, named by
+//    the shard's UUID and the shard's own document ids, each weighing PairProximity over that
+//    shard. Xapian clones a posting source per sub-database (on a shard server: per shard) and
+//    the clone finds its documents by its database's UUID; every shard server registers it
+//    (search/remote_registry.h).
+//  - RemoteShardLayout maps a document id of the stub database (remote shards: sub-database
+//    s of H holds ids s + 1, s + 1 + H, …; a shard server's database interleaves its shards the
+//    same way) to (shard UUID, shard document id). It comes from connecting to each shard
+//    server once (its database's UUID lists its shards'), and holds while the stub database's
+//    UUID is the concatenation it was made from.
+//  - RemoteProximity runs the match over the stub database: one round of messages to every
+//    server instead of one round trip per word and match. The weights come back exactly as
+//    PairProximity computes them over the same shards.
+//
+// Thread-safe: ProximitySource objects are used by one thread (Xapian clones them); a layout
+// is immutable.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "xapian.h"
+
+namespace issuescope::search {
+
+class ProximitySource : public Xapian::PostingSource {
+ public:
+  // `docs`: per shard UUID, that shard's document ids (any order; duplicates ignored).
+  ProximitySource(std::map<std::string, std::vector<Xapian::docid>> docs,
+                  std::vector<std::string> terms);
+
+  void init(const Xapian::Database& db) override;
+  Xapian::doccount get_termfreq_min() const override { return mine_.size(); }
+  Xapian::doccount get_termfreq_est() const override { return mine_.size(); }
+  Xapian::doccount get_termfreq_max() const override { return mine_.size(); }
+  void next(double min_wt) override;
+  void skip_to(Xapian::docid did, double min_wt) override;
+  bool at_end() const override { return started_ && pos_ >= mine_.size(); }
+  Xapian::docid get_docid() const override { return mine_[pos_]; }
+  double get_weight() const override;
+  ProximitySource* clone() const override;
+  std::string get_description() const override;
+  // For Xapian's remote protocol (search/remote_registry.h).
+  std::string name() const override { return "issuescope.ProximitySource"; }
+  std::string serialise() const override;
+  ProximitySource* unserialise_with_registry(const std::string& serialised,
+                                             const Xapian::Registry& registry) const override;
+
+ private:
+  std::map<std::string, std::vector<Xapian::docid>> docs_;
+  std::vector<std::string> terms_;
+  Xapian::Database db_;
+  std::vector<Xapian::docid> mine_;  // this database's documents, ascending (set by init)
+  size_t pos_ = 0;
+  bool started_ = false;
+};
+
+// RemoteShardLayout is how a stub database of remote shards numbers its documents.
+struct RemoteShardLayout {
+  // Per shard server, in stub order: its shards' UUIDs, in its database's order.
+  std::vector<std::vector<std::string>> servers;
+  // The stub database's UUID this layout holds for (every shard's, ':'-joined).
+  std::string uuid;
+
+  // Locate maps a document id of the stub database to its shard's UUID and id there.
+  std::pair<const std::string*, Xapian::docid> Locate(Xapian::docid did) const;
+};
+
+// ProbeRemoteShardLayout connects to every shard server named by the stub of `index_dir` (all
+// of its lines must be `remote HOST:PORT`) and reads its shards' UUIDs. UNIMPLEMENTED for a
+// stub with other lines; UNAVAILABLE when a server cannot be reached or a shard has no UUID
+// (or two shards share one: a copy served twice).
+absl::StatusOr<RemoteShardLayout> ProbeRemoteShardLayout(const std::string& index_dir);
+
+// RemoteProximity returns PairProximity(`terms`) of each of `docids` (documents of `db`, the
+// stub database), computed on the shard servers; nullopt when `db`'s UUID is not the one
+// `layout` was made for (the caller probes again or reads the positions itself). Throws what
+// Xapian throws.
+std::optional<std::vector<double>> RemoteProximity(const Xapian::Database& db,
+                                                   const RemoteShardLayout& layout,
+                                                   const std::vector<Xapian::docid>& docids,
+                                                   const std::vector<std::string>& terms);
+
+}  // namespace issuescope::search
