@@ -53,7 +53,7 @@ inline constexpr Xapian::valueno kReactionsSlot = 6;  // reactions
 inline constexpr Xapian::valueno kFacetsSlot = 7;     // facet values (common/index_facets.h)
 inline constexpr Xapian::valueno kTextBoundsSlot = 8;  // field bounds (common/index_text.h)
 inline constexpr Xapian::valueno kSectionRangesSlot = 9;  // code and log position ranges (index_text.h)
-// Sort keys (scheme sections-3): SortKey(field value, kNumberSlot value) of the created,
+// Sort keys (scheme sections-4): SortKey(field value, kNumberSlot value) of the created,
 // updated and comments slots. Ordering by one of them as a string orders by the field, then by
 // issue number, as Xapian::MultiValueKeyMaker over the two slots does; sorting by a value slot
 // is what Xapian's remote protocol can carry (a KeyMaker it cannot), so a search over remote
@@ -84,10 +84,11 @@ inline constexpr char kFeedMetadataPrefix[] = "feed:";
 // Metadata key naming the free-text scheme the documents were indexed with (kTextScheme); the
 // search service warns about an index of another scheme (rebuild it with `issuescope reindex`).
 inline constexpr char kTextSchemeKey[] = "text_scheme";
-// "sections-3": sections-2's free text (common/index_text.h) and the sort key slots
+// "sections-4" ("sections-3" named an experiment that never shipped: docs/BENCHMARKS.md): the
+// free text of sections-2 (common/index_text.h) and the sort key slots
 // (kCreatedSortSlot…); an index of sections-2 answers every local query alike and is rebuilt in
 // the background for the sort keys that search over remote shards needs.
-inline constexpr char kTextScheme[] = "sections-3";
+inline constexpr char kTextScheme[] = "sections-4";
 // The scheme before kTextScheme whose free text is the same (only the sort keys are missing).
 inline constexpr char kTextSchemeWithoutSortKeys[] = "sections-2";
 

@@ -2,7 +2,7 @@
 // comments into Xapian terms, and how the search service turns free text into a query whose
 // terms match. Both sides call these functions, so the two can never drift apart.
 //
-// Scheme "sections-2" (the free text of kTextScheme "sections-3"; docs/RELEVANCE.md measures it):
+// Scheme "sections-2" (the free text of kTextScheme "sections-4"; docs/RELEVANCE.md measures it):
 // - Tokens (common/text_tokens.h): identifiers are kept whole and as their parts at
 //   consecutive positions (`pin_memory` at p, `pin` at p, `memory` at p+1), so `pin memory`,
 //   `pin_memory` and `pin_memory()` all find it and the exact form weighs more; CJK text as
