@@ -695,9 +695,21 @@ absl::Status MaterialiseHits(const PagePlan& plan, const std::vector<Candidate>&
     absl::Status status;
   };
   std::vector<Shown> hits(shown);
+  bool merged = false;
+  for (size_t k = 0; k < shown; ++k) merged = merged || candidates[k].part != 0;
+  // Remote shards: the page's documents in one match rather than one round trip each.
+  std::optional<std::vector<std::optional<Xapian::Document>>> fetched;
+  if (options.remote_layout != nullptr && !merged && shown > 0) {
+    std::vector<Xapian::docid> docids;
+    for (size_t k = 0; k < shown; ++k) docids.push_back(*candidates[k].it);
+    std::vector<Xapian::valueno> slots;
+    if (plan.by_value) slots = {plan.slot, index::kNumberSlot};
+    fetched = RemoteDocuments(plan.split.db(0), *options.remote_layout, docids, slots);
+  }
   const auto materialise = [&](size_t k) {
     const Candidate& candidate = candidates[k];
-    const Xapian::Document doc = candidate.it.get_document();
+    const Xapian::Document doc = fetched && (*fetched)[k] ? *(*fetched)[k]
+                                                           : candidate.it.get_document();
     absl::StatusOr<v1::IssueWithComments> iwc = index::ReadDocument(doc);
     if (!iwc.ok()) {
       hits[k].status = iwc.status();
@@ -719,8 +731,6 @@ absl::Status MaterialiseHits(const PagePlan& plan, const std::vector<Candidate>&
       hits[k].number_value = doc.get_value(index::kNumberSlot);
     }
   };
-  bool merged = false;
-  for (size_t k = 0; k < shown; ++k) merged = merged || candidates[k].part != 0;
   if (merged) {
     // SnippetTermsOf above read part 0's query on this thread; only part i touches its objects
     // below.

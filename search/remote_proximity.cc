@@ -123,6 +123,173 @@ ProximitySource* ProximitySource::unserialise_with_registry(
   return new ProximitySource(std::move(docs), std::move(terms));
 }
 
+KeyedDocsSource::KeyedDocsSource(
+    std::map<std::string, std::vector<std::pair<Xapian::docid, uint32_t>>> docs)
+    : docs_(std::move(docs)) {
+  for (auto& [uuid, ids] : docs_) {
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end(),
+                          [](const auto& a, const auto& b) { return a.first == b.first; }),
+              ids.end());
+    for (const auto& [id, key] : ids) max_key_ = std::max(max_key_, key);
+  }
+  set_maxweight(max_key_);
+}
+
+void KeyedDocsSource::init(const Xapian::Database& db) {
+  auto found = docs_.find(db.get_uuid());
+  mine_ = found == docs_.end() ? decltype(mine_)() : found->second;
+  pos_ = 0;
+  started_ = false;
+  set_maxweight(max_key_);
+}
+
+void KeyedDocsSource::next(double /*min_wt*/) {
+  if (!started_) {
+    started_ = true;
+    pos_ = 0;
+    return;
+  }
+  ++pos_;
+}
+
+void KeyedDocsSource::skip_to(Xapian::docid did, double /*min_wt*/) {
+  started_ = true;
+  while (pos_ < mine_.size() && mine_[pos_].first < did) ++pos_;
+}
+
+KeyedDocsSource* KeyedDocsSource::clone() const { return new KeyedDocsSource(docs_); }
+
+std::string KeyedDocsSource::get_description() const {
+  size_t n = 0;
+  for (const auto& [uuid, ids] : docs_) n += ids.size();
+  return absl::StrCat("issuescope.KeyedDocsSource(", n, " documents in ", docs_.size(),
+                      " shards)");
+}
+
+std::string KeyedDocsSource::serialise() const {
+  SerialWriter w;
+  w.Uint(docs_.size());
+  for (const auto& [uuid, ids] : docs_) {
+    w.Str(uuid);
+    w.Uint(ids.size());
+    Xapian::docid last = 0;
+    for (const auto& [id, key] : ids) {
+      w.Uint(id - last);
+      w.Uint(key);
+      last = id;
+    }
+  }
+  return w.Take();
+}
+
+KeyedDocsSource* KeyedDocsSource::unserialise_with_registry(
+    const std::string& serialised, const Xapian::Registry& /*registry*/) const {
+  SerialReader r(serialised, "issuescope.KeyedDocsSource");
+  const uint64_t n_shards = r.Count();
+  if (n_shards > kMaxShards) {
+    throw Xapian::SerialisationError("issuescope.KeyedDocsSource names too many shards");
+  }
+  std::map<std::string, std::vector<std::pair<Xapian::docid, uint32_t>>> docs;
+  for (uint64_t s = 0; s < n_shards; ++s) {
+    std::string uuid = r.Str();
+    const uint64_t n = r.Count();
+    if (n > kMaxDocsPerShard) {
+      throw Xapian::SerialisationError("issuescope.KeyedDocsSource lists too many documents");
+    }
+    std::vector<std::pair<Xapian::docid, uint32_t>> ids;
+    uint64_t id = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t delta = r.Uint();
+      const uint64_t key = r.Uint();
+      if (delta == 0 || delta > UINT32_MAX - id || key == 0 || key > (1u << 31)) {
+        throw Xapian::SerialisationError("issuescope.KeyedDocsSource has a bad id or key");
+      }
+      id += delta;
+      ids.emplace_back(static_cast<Xapian::docid>(id), static_cast<uint32_t>(key));
+    }
+    if (!docs.emplace(std::move(uuid), std::move(ids)).second) {
+      throw Xapian::SerialisationError("issuescope.KeyedDocsSource names a shard twice");
+    }
+  }
+  r.End();
+  return new KeyedDocsSource(std::move(docs));
+}
+
+DocumentCollector::DocumentCollector(std::vector<Xapian::valueno> slots)
+    : slots_(std::move(slots)) {}
+
+void DocumentCollector::operator()(const Xapian::Document& doc, double wt) {
+  if (!(wt >= 1 && wt <= static_cast<double>(1u << 31))) return;
+  // A document id that names no document (the source lists ids, it does not check them) reads
+  // as empty data; every indexed issue has data.
+  std::string data = doc.get_data();
+  if (data.empty()) return;
+  Xapian::Document kept;
+  kept.set_data(std::move(data));
+  for (Xapian::valueno slot : slots_) {
+    const std::string value = doc.get_value(slot);
+    if (!value.empty()) kept.add_value(slot, value);
+  }
+  documents_[static_cast<uint32_t>(wt)] = kept;
+}
+
+DocumentCollector* DocumentCollector::clone() const { return new DocumentCollector(slots_); }
+
+std::string DocumentCollector::serialise() const {
+  SerialWriter w;
+  w.Uint(slots_.size());
+  for (Xapian::valueno slot : slots_) w.Uint(slot);
+  return w.Take();
+}
+
+DocumentCollector* DocumentCollector::unserialise(const std::string& serialised,
+                                                  const Xapian::Registry& /*context*/) const {
+  SerialReader r(serialised, "issuescope.DocumentCollector");
+  const uint64_t n = r.Count();
+  if (n > 64) throw Xapian::SerialisationError("issuescope.DocumentCollector has too many slots");
+  std::vector<Xapian::valueno> slots;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t slot = r.Uint();
+    if (slot >= Xapian::BAD_VALUENO) {
+      throw Xapian::SerialisationError("issuescope.DocumentCollector has a bad slot");
+    }
+    slots.push_back(static_cast<Xapian::valueno>(slot));
+  }
+  r.End();
+  return new DocumentCollector(std::move(slots));
+}
+
+std::string DocumentCollector::serialise_results() const {
+  SerialWriter w;
+  w.Uint(documents_.size());
+  for (const auto& [key, doc] : documents_) {
+    w.Uint(key);
+    w.Str(doc.get_data());
+    for (Xapian::valueno slot : slots_) w.Str(doc.get_value(slot));
+  }
+  return w.Take();
+}
+
+void DocumentCollector::merge_results(const std::string& serialised) {
+  SerialReader r(serialised, "issuescope.DocumentCollector results");
+  const uint64_t n = r.Count();
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t key = r.Uint();
+    if (key == 0 || key > (1u << 31)) {
+      throw Xapian::SerialisationError("issuescope.DocumentCollector results have a bad key");
+    }
+    Xapian::Document doc;
+    doc.set_data(r.Str());
+    for (Xapian::valueno slot : slots_) {
+      const std::string value = r.Str();
+      if (!value.empty()) doc.add_value(slot, value);
+    }
+    documents_[static_cast<uint32_t>(key)] = doc;
+  }
+  r.End();
+}
+
 std::pair<const std::string*, Xapian::docid> RemoteShardLayout::Locate(Xapian::docid did) const {
   const Xapian::docid h = static_cast<Xapian::docid>(servers.size());
   const std::vector<std::string>& shards = servers[(did - 1) % h];
@@ -199,6 +366,29 @@ std::optional<std::vector<double>> RemoteProximity(const Xapian::Database& db,
   for (Xapian::docid did : docids) {
     auto found = weights.find(did);
     out.push_back(found == weights.end() ? 0.0 : found->second);
+  }
+  return out;
+}
+
+std::optional<std::vector<std::optional<Xapian::Document>>> RemoteDocuments(
+    const Xapian::Database& db, const RemoteShardLayout& layout,
+    const std::vector<Xapian::docid>& docids, const std::vector<Xapian::valueno>& slots) {
+  if (layout.servers.empty() || db.get_uuid() != layout.uuid) return std::nullopt;
+  std::map<std::string, std::vector<std::pair<Xapian::docid, uint32_t>>> by_shard;
+  for (size_t k = 0; k < docids.size(); ++k) {
+    const auto [uuid, id] = layout.Locate(docids[k]);
+    by_shard[*uuid].emplace_back(id, static_cast<uint32_t>(k + 1));
+  }
+  Xapian::Enquire enquire(db);
+  // Not BoolWeight (it scales a posting source's weight, the key, to 0).
+  enquire.set_weighting_scheme(Xapian::BM25Weight());
+  enquire.set_query(Xapian::Query((new KeyedDocsSource(std::move(by_shard)))->release()));
+  DocumentCollector collector(slots);
+  enquire.add_matchspy(&collector);
+  enquire.get_mset(0, static_cast<Xapian::doccount>(docids.size()));
+  std::vector<std::optional<Xapian::Document>> out(docids.size());
+  for (const auto& [key, doc] : collector.documents()) {
+    if (key >= 1 && key <= out.size()) out[key - 1] = doc;
   }
   return out;
 }

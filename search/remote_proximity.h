@@ -66,6 +66,64 @@ class ProximitySource : public Xapian::PostingSource {
   bool started_ = false;
 };
 
+// KeyedDocsSource is a posting source matching given documents of each shard (by shard UUID and
+// the shard's own id), each weighing its key: a number > 0 the caller gave it (its position in
+// the caller's list, from 1). A DocumentCollector riding along then knows each document it sees
+// by its weight, whichever server and shard it came from.
+class KeyedDocsSource : public Xapian::PostingSource {
+ public:
+  // `docs`: per shard UUID, (shard document id, key) pairs; keys > 0 and at most 2^31.
+  explicit KeyedDocsSource(std::map<std::string, std::vector<std::pair<Xapian::docid, uint32_t>>> docs);
+
+  void init(const Xapian::Database& db) override;
+  Xapian::doccount get_termfreq_min() const override { return mine_.size(); }
+  Xapian::doccount get_termfreq_est() const override { return mine_.size(); }
+  Xapian::doccount get_termfreq_max() const override { return mine_.size(); }
+  void next(double min_wt) override;
+  void skip_to(Xapian::docid did, double min_wt) override;
+  bool at_end() const override { return started_ && pos_ >= mine_.size(); }
+  Xapian::docid get_docid() const override { return mine_[pos_].first; }
+  double get_weight() const override { return mine_[pos_].second; }
+  KeyedDocsSource* clone() const override;
+  std::string get_description() const override;
+  std::string name() const override { return "issuescope.KeyedDocsSource"; }
+  std::string serialise() const override;
+  KeyedDocsSource* unserialise_with_registry(const std::string& serialised,
+                                             const Xapian::Registry& registry) const override;
+
+ private:
+  std::map<std::string, std::vector<std::pair<Xapian::docid, uint32_t>>> docs_;
+  uint32_t max_key_ = 1;
+  std::vector<std::pair<Xapian::docid, uint32_t>> mine_;  // ascending ids (set by init)
+  size_t pos_ = 0;
+  bool started_ = false;
+};
+
+// DocumentCollector is a match spy that keeps the data and the values of `slots` of every
+// document it sees, by the document's weight (KeyedDocsSource's key); one without data (an id
+// that names no document) is not kept. A shard server runs a copy
+// and sends what it kept back (serialise_results; merge_results adds it here).
+class DocumentCollector : public Xapian::MatchSpy {
+ public:
+  explicit DocumentCollector(std::vector<Xapian::valueno> slots);
+
+  void operator()(const Xapian::Document& doc, double wt) override;
+  // documents are the documents seen, by key: data and the values of the slots, nothing else.
+  const std::map<uint32_t, Xapian::Document>& documents() const { return documents_; }
+
+  DocumentCollector* clone() const override;
+  std::string name() const override { return "issuescope.DocumentCollector"; }
+  std::string serialise() const override;
+  DocumentCollector* unserialise(const std::string& serialised,
+                                 const Xapian::Registry& context) const override;
+  std::string serialise_results() const override;
+  void merge_results(const std::string& serialised) override;
+
+ private:
+  const std::vector<Xapian::valueno> slots_;
+  std::map<uint32_t, Xapian::Document> documents_;
+};
+
 // RemoteShardLayout is how a stub database of remote shards numbers its documents.
 struct RemoteShardLayout {
   // Per shard server, in stub order: its shards' UUIDs, in its database's order.
@@ -91,5 +149,13 @@ std::optional<std::vector<double>> RemoteProximity(const Xapian::Database& db,
                                                    const RemoteShardLayout& layout,
                                                    const std::vector<Xapian::docid>& docids,
                                                    const std::vector<std::string>& terms);
+
+// RemoteDocuments reads `docids` (documents of `db`, the stub database) from the shard servers
+// in one match instead of one round trip each: for each, a document holding its data and the
+// values of `slots` (nullopt for one that is gone). nullopt when `db`'s UUID is not the one
+// `layout` was made for. Throws what Xapian throws.
+std::optional<std::vector<std::optional<Xapian::Document>>> RemoteDocuments(
+    const Xapian::Database& db, const RemoteShardLayout& layout,
+    const std::vector<Xapian::docid>& docids, const std::vector<Xapian::valueno>& slots);
 
 }  // namespace issuescope::search

@@ -16,6 +16,8 @@ Xapian::Registry RemoteRegistry() {
   registry.register_match_spy(AggregateCounter({}));
   registry.register_posting_source(DocidSample(1, 1));
   registry.register_posting_source(ProximitySource({}, {}));
+  registry.register_posting_source(KeyedDocsSource({}));
+  registry.register_match_spy(DocumentCollector({}));
   RegisterFullCoverageSources(&registry);
   RegisterTextQuerySources(&registry);
   return registry;

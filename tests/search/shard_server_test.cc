@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -295,6 +296,38 @@ TEST_F(ShardServerTest, ProximityBonusesComeFromTheShardServers) {
   EXPECT_FALSE(RemoteProximity(remote, stale, docids, terms).has_value());
 }
 
+// A page's documents come from the shard servers in one match (RemoteDocuments): each with the
+// data and the values asked for, in the order asked, as the local index holds them.
+TEST_F(ShardServerTest, PageDocumentsComeFromTheShardServersInOneMatch) {
+  auto layout = ProbeRemoteShardLayout(remote_dir_);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  Xapian::Database remote(index::StubPath(remote_dir_));
+  Xapian::Database local(index::StubPath(work_ + "/index"));
+  std::vector<Xapian::docid> docids;
+  for (auto it = local.postlist_begin(""); it != local.postlist_end(""); ++it) {
+    if (docids.size() < 40 && *it % 3 == 0) docids.push_back(*it);
+  }
+  std::reverse(docids.begin(), docids.end());  // not in id order: the answer keeps the order
+  const std::vector<Xapian::valueno> slots = {index::kUpdatedSlot, index::kNumberSlot};
+  auto docs = RemoteDocuments(remote, *layout, docids, slots);
+  ASSERT_TRUE(docs.has_value());
+  ASSERT_EQ(docs->size(), docids.size());
+  for (size_t k = 0; k < docids.size(); ++k) {
+    ASSERT_TRUE((*docs)[k].has_value()) << docids[k];
+    const Xapian::Document want = local.get_document(docids[k]);
+    EXPECT_EQ((*docs)[k]->get_data(), want.get_data()) << docids[k];
+    for (Xapian::valueno slot : slots) {
+      EXPECT_EQ((*docs)[k]->get_value(slot), want.get_value(slot)) << docids[k] << " " << slot;
+    }
+    EXPECT_EQ((*docs)[k]->get_value(index::kCreatedSlot), "") << "a slot not asked for";
+  }
+  // A document that does not exist comes back as none.
+  auto missing = RemoteDocuments(remote, *layout, {local.get_lastdocid() + 2, docids[0]}, slots);
+  ASSERT_TRUE(missing.has_value());
+  EXPECT_FALSE((*missing)[0].has_value());
+  EXPECT_TRUE((*missing)[1].has_value());
+}
+
 // A stub that names anything but shard servers has no remote layout; neither has one whose
 // server is away (the searcher then reads positions itself).
 TEST_F(ShardServerTest, ProbingALayoutNeedsEveryShardServer) {
@@ -341,6 +374,41 @@ TEST(RemoteRegistryTest, ClassesRoundTripAndRejectMalformedBytes) {
         std::string("\x00\x02\x01u\x01\x01\x01u\x01\x01", 10), good + "x"}) {
     EXPECT_THROW(delete proximity->unserialise_with_registry(bad, registry),
                  Xapian::SerialisationError)
+        << ::testing::PrintToString(bad);
+  }
+  const Xapian::PostingSource* keyed = registry.get_posting_source("issuescope.KeyedDocsSource");
+  ASSERT_NE(keyed, nullptr);
+  const KeyedDocsSource page({{"uuid-a", {{9, 2}, {3, 1}}}, {"uuid-b", {{1, 3}}}});
+  std::unique_ptr<Xapian::PostingSource> page_copy(
+      keyed->unserialise_with_registry(page.serialise(), registry));
+  EXPECT_EQ(page_copy->serialise(), page.serialise());
+  // Truncated; key 0; trailing bytes.
+  const std::string page_bytes = page.serialise();
+  for (const std::string bad : {page_bytes.substr(0, page_bytes.size() - 1),
+                                std::string("\x01\x01u\x01\x01\x00", 6), page_bytes + "x"}) {
+    EXPECT_THROW(delete keyed->unserialise_with_registry(bad, registry),
+                 Xapian::SerialisationError)
+        << ::testing::PrintToString(bad);
+  }
+  const Xapian::MatchSpy* collector_prototype =
+      registry.get_match_spy("issuescope.DocumentCollector");
+  ASSERT_NE(collector_prototype, nullptr);
+  DocumentCollector collector({index::kNumberSlot});
+  Xapian::Document doc;
+  doc.set_data("issue");
+  doc.add_value(index::kNumberSlot, "n");
+  collector(doc, 2.0);
+  std::unique_ptr<Xapian::MatchSpy> collector_copy(
+      collector_prototype->unserialise(collector.serialise(), registry));
+  collector_copy->merge_results(collector.serialise_results());
+  const auto& merged = dynamic_cast<DocumentCollector*>(collector_copy.get())->documents();
+  ASSERT_EQ(merged.count(2), 1u);
+  EXPECT_EQ(merged.at(2).get_data(), "issue");
+  EXPECT_EQ(merged.at(2).get_value(index::kNumberSlot), "n");
+  const std::string results = collector.serialise_results();
+  for (const std::string bad : {results.substr(0, results.size() - 1), results + "x",
+                                std::string("\x01\x00\x00\x00", 4)}) {
+    EXPECT_THROW(collector_copy->merge_results(bad), Xapian::SerialisationError)
         << ::testing::PrintToString(bad);
   }
   ASSERT_NE(registry.get_weighting_scheme("issuescope.RankingWeight"), nullptr);
