@@ -17,6 +17,10 @@
 //  - RemoteProximity runs the match over the stub database: one round of messages to every
 //    server instead of one round trip per word and match. The weights come back exactly as
 //    PairProximity computes them over the same shards.
+//  - RemoteDocuments reads a page's documents the same way (Xapian 1.4's remote backend reads
+//    one document per round trip; MSet::fetch does not pipeline there): KeyedDocsSource
+//    matches them, each weighing its position in the page, and the DocumentCollector spy
+//    sends back each one's data and asked-for values keyed by that weight.
 //
 // Thread-safe: ProximitySource objects are used by one thread (Xapian clones them); a layout
 // is immutable.
