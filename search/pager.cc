@@ -617,6 +617,22 @@ RankedPass RankParts(const PagePlan& plan, const Xapian::Query& query, Xapian::E
   return pass;
 }
 
+// RemoteOrNothing runs one of the one-match helpers of search/remote_proximity.h; nullopt (the
+// caller reads item by item, as before) when a shard server cannot run it: one of an older
+// release, without the class registered. Errors of the connection or the index still throw.
+template <typename F>
+auto RemoteOrNothing(F f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Xapian::SerialisationError&) {
+    return std::nullopt;
+  } catch (const Xapian::InvalidArgumentError&) {
+    return std::nullopt;
+  } catch (const Xapian::UnimplementedError&) {
+    return std::nullopt;
+  }
+}
+
 // ReRankByProximity re-ranks the first kProximityWindow candidates (the window, from the
 // pass's start) by proximity (search/proximity.h), then drops the `first` the cursor has
 // returned. Each window match's bonus comes from its own part's handle, the parts in parallel
@@ -632,8 +648,10 @@ void ReRankByProximity(const PagePlan& plan, std::vector<Candidate>* candidates)
   if (plan.options.remote_layout != nullptr && !several && window > 0) {
     std::vector<Xapian::docid> docids;
     for (size_t k = 0; k < window; ++k) docids.push_back(*c[k].it);
-    remote = RemoteProximity(plan.split.db(0), *plan.options.remote_layout, docids,
+    remote = RemoteOrNothing([&] {
+      return RemoteProximity(plan.split.db(0), *plan.options.remote_layout, docids,
                              plan.parts[0].proximity_terms);
+    });
   }
   const auto bonus = [&](size_t i) {
     for (size_t k = 0; k < window; ++k) {
@@ -704,7 +722,8 @@ absl::Status MaterialiseHits(const PagePlan& plan, const std::vector<Candidate>&
     for (size_t k = 0; k < shown; ++k) docids.push_back(*candidates[k].it);
     std::vector<Xapian::valueno> slots;
     if (plan.by_value) slots = {plan.slot, index::kNumberSlot};
-    fetched = RemoteDocuments(plan.split.db(0), *options.remote_layout, docids, slots);
+    fetched = RemoteOrNothing(
+        [&] { return RemoteDocuments(plan.split.db(0), *options.remote_layout, docids, slots); });
   }
   const auto materialise = [&](size_t k) {
     const Candidate& candidate = candidates[k];
@@ -783,12 +802,17 @@ absl::StatusOr<Page> FetchPage(const MatchSplit& split, const std::vector<Parsed
   }
   PagePlan plan(split, parts, cursor, options);
   if (plan.by_value && options.sort_by_key_slots) {
-    const std::string scheme = split.db(0).get_metadata(index::kTextSchemeKey);
-    if (scheme != index::kTextScheme && split.db(0).get_doccount() > 0) {
+    // Every document must carry the key: value statistics add up over every shard and server
+    // (the scheme's metadata is read from the first shard only, and a rebuild goes shard by
+    // shard).
+    const Xapian::Database& db = split.db(0);
+    const Xapian::doccount keyed = db.get_value_freq(SortKeySlot(plan.field));
+    if (keyed != db.get_doccount()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "sorting by a field over remote shards needs the sort keys of index scheme ",
-          index::kTextScheme, "; this index is of scheme '", scheme.empty() ? "per-field" : scheme,
-          "' (the indexer rebuilds it in the background; offline: issuescope reindex)"));
+          index::kTextScheme, ", and ", db.get_doccount() - keyed, " of ", db.get_doccount(),
+          " documents lack them (an index built before them; the indexer rebuilds it in the "
+          "background; offline: issuescope reindex)"));
     }
   }
   const Xapian::Query query = plan.PartQuery(0);

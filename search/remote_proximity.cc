@@ -1,6 +1,7 @@
 #include "remote_proximity.h"
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <set>
 #include <unordered_map>
@@ -18,6 +19,9 @@
 namespace issuescope::search {
 namespace {
 
+std::atomic<uint64_t> remote_proximity_answers{0};
+std::atomic<uint64_t> remote_document_answers{0};
+
 // Bounds on what a peer may ask a shard server to do in one source.
 constexpr uint64_t kMaxShards = 4096;
 constexpr uint64_t kMaxDocsPerShard = 100000;
@@ -25,27 +29,25 @@ constexpr uint64_t kMaxTerms = 256;
 
 }  // namespace
 
-ProximitySource::ProximitySource(std::map<std::string, std::vector<Xapian::docid>> docs,
-                                 std::vector<std::string> terms)
-    : docs_(std::move(docs)), terms_(std::move(terms)) {
+ListedDocsSource::ListedDocsSource(Listed docs) : docs_(std::move(docs)) {
   for (auto& [uuid, ids] : docs_) {
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::stable_sort(ids.begin(), ids.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    ids.erase(std::unique(ids.begin(), ids.end(),
+                          [](const auto& a, const auto& b) { return a.first == b.first; }),
+              ids.end());
   }
-  // The bonus f is at most one credit per pair plus the phrase credit.
-  set_maxweight(1.0 + kPhraseCredit);
 }
 
-void ProximitySource::init(const Xapian::Database& db) {
+void ListedDocsSource::init(const Xapian::Database& db) {
   db_ = db;
   auto found = docs_.find(db.get_uuid());
-  mine_ = found == docs_.end() ? std::vector<Xapian::docid>() : found->second;
+  mine_ = found == docs_.end() ? decltype(mine_)() : found->second;
   pos_ = 0;
   started_ = false;
-  set_maxweight(1.0 + kPhraseCredit);
 }
 
-void ProximitySource::next(double /*min_wt*/) {
+void ListedDocsSource::next(double /*min_wt*/) {
   if (!started_) {
     started_ = true;
     pos_ = 0;
@@ -54,164 +56,140 @@ void ProximitySource::next(double /*min_wt*/) {
   ++pos_;
 }
 
-void ProximitySource::skip_to(Xapian::docid did, double /*min_wt*/) {
+void ListedDocsSource::skip_to(Xapian::docid did, double /*min_wt*/) {
   started_ = true;
-  while (pos_ < mine_.size() && mine_[pos_] < did) ++pos_;
+  while (pos_ < mine_.size() && mine_[pos_].first < did) ++pos_;
 }
 
-double ProximitySource::get_weight() const { return PairProximity(db_, mine_[pos_], terms_); }
-
-ProximitySource* ProximitySource::clone() const { return new ProximitySource(docs_, terms_); }
-
-std::string ProximitySource::get_description() const {
+std::string ListedDocsSource::Describe(const char* what) const {
   size_t n = 0;
   for (const auto& [uuid, ids] : docs_) n += ids.size();
-  return absl::StrCat("issuescope.ProximitySource(", n, " documents in ", docs_.size(),
-                      " shards; ", absl::StrJoin(terms_, " "), ")");
+  return absl::StrCat(what, "(", n, " documents in ", docs_.size(), " shards");
+}
+
+std::string ListedDocsSource::SerialiseListed() const {
+  SerialWriter w;
+  w.Uint(docs_.size());
+  for (const auto& [uuid, ids] : docs_) {
+    w.Str(uuid);
+    w.Uint(ids.size());
+    Xapian::docid last = 0;
+    for (const auto& [id, number] : ids) {  // ascending: steps of at least 1
+      w.Uint(id - last);
+      w.Uint(number);
+      last = id;
+    }
+  }
+  return w.Take();
+}
+
+ListedDocsSource::Listed ListedDocsSource::ParseListed(SerialReader& r, bool numbered) {
+  const uint64_t n_shards = r.Count();
+  if (n_shards > kMaxShards) r.Fail("names too many shards");
+  Listed docs;
+  for (uint64_t s = 0; s < n_shards; ++s) {
+    std::string uuid = r.Str();
+    const uint64_t n = r.Count();
+    if (n > kMaxDocsPerShard) r.Fail("lists too many documents");
+    std::vector<std::pair<Xapian::docid, uint32_t>> ids;
+    uint64_t id = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t step = r.Uint();
+      const uint64_t number = r.Uint();
+      if (step == 0 || step > UINT32_MAX - id) r.Fail("has a bad document id");
+      if (numbered ? number == 0 || number > (1u << 31) : number != 0) r.Fail("has a bad key");
+      id += step;
+      ids.emplace_back(static_cast<Xapian::docid>(id), static_cast<uint32_t>(number));
+    }
+    if (!docs.emplace(std::move(uuid), std::move(ids)).second) r.Fail("names a shard twice");
+  }
+  return docs;
+}
+
+namespace {
+
+ListedDocsSource::Listed Unnumbered(const std::map<std::string, std::vector<Xapian::docid>>& docs) {
+  ListedDocsSource::Listed listed;
+  for (const auto& [uuid, ids] : docs) {
+    auto& out = listed[uuid];
+    for (Xapian::docid id : ids) out.emplace_back(id, 0);
+  }
+  return listed;
+}
+
+}  // namespace
+
+ProximitySource::ProximitySource(const std::map<std::string, std::vector<Xapian::docid>>& docs,
+                                 std::vector<std::string> terms)
+    : ProximitySource(FromListed(), Unnumbered(docs), std::move(terms)) {}
+
+ProximitySource::ProximitySource(FromListed, Listed docs, std::vector<std::string> terms)
+    : ListedDocsSource(std::move(docs)), terms_(std::move(terms)) {
+  // The bonus f is at most one credit per pair plus the phrase credit.
+  set_maxweight(1.0 + kPhraseCredit);
+}
+
+void ProximitySource::init(const Xapian::Database& db) {
+  ListedDocsSource::init(db);
+  set_maxweight(1.0 + kPhraseCredit);
+}
+
+double ProximitySource::get_weight() const {
+  return PairProximity(database(), get_docid(), terms_);
+}
+
+ProximitySource* ProximitySource::clone() const {
+  return new ProximitySource(FromListed(), listed(), terms_);
+}
+
+std::string ProximitySource::get_description() const {
+  return absl::StrCat(Describe("issuescope.ProximitySource"), "; ", absl::StrJoin(terms_, " "),
+                      ")");
 }
 
 std::string ProximitySource::serialise() const {
   SerialWriter w;
   w.Uint(terms_.size());
   for (const std::string& t : terms_) w.Str(t);
-  w.Uint(docs_.size());
-  for (const auto& [uuid, ids] : docs_) {
-    w.Str(uuid);
-    w.Uint(ids.size());
-    Xapian::docid last = 0;
-    for (Xapian::docid id : ids) {  // ascending: deltas, each at least 1
-      w.Uint(id - last);
-      last = id;
-    }
-  }
-  return w.Take();
+  return w.Take() + SerialiseListed();
 }
 
 ProximitySource* ProximitySource::unserialise_with_registry(
     const std::string& serialised, const Xapian::Registry& /*registry*/) const {
   SerialReader r(serialised, "issuescope.ProximitySource");
   const uint64_t n_terms = r.Count();
-  if (n_terms > kMaxTerms) throw Xapian::SerialisationError("issuescope.ProximitySource has too many terms");
+  if (n_terms > kMaxTerms) r.Fail("has too many terms");
   std::vector<std::string> terms;
   for (uint64_t i = 0; i < n_terms; ++i) terms.push_back(r.Str());
-  const uint64_t n_shards = r.Count();
-  if (n_shards > kMaxShards) {
-    throw Xapian::SerialisationError("issuescope.ProximitySource names too many shards");
-  }
-  std::map<std::string, std::vector<Xapian::docid>> docs;
-  for (uint64_t s = 0; s < n_shards; ++s) {
-    std::string uuid = r.Str();
-    const uint64_t n = r.Count();
-    if (n > kMaxDocsPerShard) {
-      throw Xapian::SerialisationError("issuescope.ProximitySource lists too many documents");
-    }
-    std::vector<Xapian::docid> ids;
-    uint64_t id = 0;
-    for (uint64_t i = 0; i < n; ++i) {
-      const uint64_t delta = r.Uint();
-      if (delta == 0 || delta > UINT32_MAX - id) {
-        throw Xapian::SerialisationError("issuescope.ProximitySource has a bad document id");
-      }
-      id += delta;
-      ids.push_back(static_cast<Xapian::docid>(id));
-    }
-    if (!docs.emplace(std::move(uuid), std::move(ids)).second) {
-      throw Xapian::SerialisationError("issuescope.ProximitySource names a shard twice");
-    }
-  }
+  Listed docs = ParseListed(r, false);
   r.End();
-  return new ProximitySource(std::move(docs), std::move(terms));
+  return new ProximitySource(FromListed(), std::move(docs), std::move(terms));
 }
 
-KeyedDocsSource::KeyedDocsSource(
-    std::map<std::string, std::vector<std::pair<Xapian::docid, uint32_t>>> docs)
-    : docs_(std::move(docs)) {
-  for (auto& [uuid, ids] : docs_) {
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end(),
-                          [](const auto& a, const auto& b) { return a.first == b.first; }),
-              ids.end());
+KeyedDocsSource::KeyedDocsSource(Listed docs) : ListedDocsSource(std::move(docs)) {
+  for (const auto& [uuid, ids] : listed()) {
     for (const auto& [id, key] : ids) max_key_ = std::max(max_key_, key);
   }
   set_maxweight(max_key_);
 }
 
 void KeyedDocsSource::init(const Xapian::Database& db) {
-  auto found = docs_.find(db.get_uuid());
-  mine_ = found == docs_.end() ? decltype(mine_)() : found->second;
-  pos_ = 0;
-  started_ = false;
+  ListedDocsSource::init(db);
   set_maxweight(max_key_);
 }
 
-void KeyedDocsSource::next(double /*min_wt*/) {
-  if (!started_) {
-    started_ = true;
-    pos_ = 0;
-    return;
-  }
-  ++pos_;
-}
-
-void KeyedDocsSource::skip_to(Xapian::docid did, double /*min_wt*/) {
-  started_ = true;
-  while (pos_ < mine_.size() && mine_[pos_].first < did) ++pos_;
-}
-
-KeyedDocsSource* KeyedDocsSource::clone() const { return new KeyedDocsSource(docs_); }
+KeyedDocsSource* KeyedDocsSource::clone() const { return new KeyedDocsSource(listed()); }
 
 std::string KeyedDocsSource::get_description() const {
-  size_t n = 0;
-  for (const auto& [uuid, ids] : docs_) n += ids.size();
-  return absl::StrCat("issuescope.KeyedDocsSource(", n, " documents in ", docs_.size(),
-                      " shards)");
+  return Describe("issuescope.KeyedDocsSource") + ")";
 }
 
-std::string KeyedDocsSource::serialise() const {
-  SerialWriter w;
-  w.Uint(docs_.size());
-  for (const auto& [uuid, ids] : docs_) {
-    w.Str(uuid);
-    w.Uint(ids.size());
-    Xapian::docid last = 0;
-    for (const auto& [id, key] : ids) {
-      w.Uint(id - last);
-      w.Uint(key);
-      last = id;
-    }
-  }
-  return w.Take();
-}
+std::string KeyedDocsSource::serialise() const { return SerialiseListed(); }
 
 KeyedDocsSource* KeyedDocsSource::unserialise_with_registry(
     const std::string& serialised, const Xapian::Registry& /*registry*/) const {
   SerialReader r(serialised, "issuescope.KeyedDocsSource");
-  const uint64_t n_shards = r.Count();
-  if (n_shards > kMaxShards) {
-    throw Xapian::SerialisationError("issuescope.KeyedDocsSource names too many shards");
-  }
-  std::map<std::string, std::vector<std::pair<Xapian::docid, uint32_t>>> docs;
-  for (uint64_t s = 0; s < n_shards; ++s) {
-    std::string uuid = r.Str();
-    const uint64_t n = r.Count();
-    if (n > kMaxDocsPerShard) {
-      throw Xapian::SerialisationError("issuescope.KeyedDocsSource lists too many documents");
-    }
-    std::vector<std::pair<Xapian::docid, uint32_t>> ids;
-    uint64_t id = 0;
-    for (uint64_t i = 0; i < n; ++i) {
-      const uint64_t delta = r.Uint();
-      const uint64_t key = r.Uint();
-      if (delta == 0 || delta > UINT32_MAX - id || key == 0 || key > (1u << 31)) {
-        throw Xapian::SerialisationError("issuescope.KeyedDocsSource has a bad id or key");
-      }
-      id += delta;
-      ids.emplace_back(static_cast<Xapian::docid>(id), static_cast<uint32_t>(key));
-    }
-    if (!docs.emplace(std::move(uuid), std::move(ids)).second) {
-      throw Xapian::SerialisationError("issuescope.KeyedDocsSource names a shard twice");
-    }
-  }
+  Listed docs = ParseListed(r, true);
   r.End();
   return new KeyedDocsSource(std::move(docs));
 }
@@ -319,7 +297,9 @@ absl::StatusOr<RemoteShardLayout> ProbeRemoteShardLayout(const std::string& inde
     }
     std::string uuid;
     try {
-      Xapian::Database server = Xapian::Remote::open(words[1].substr(0, colon), port);
+      // Short timeouts: a search waits for no probe (Searcher::RemoteLayout), but a probe of
+      // an unreachable server should end soon.
+      Xapian::Database server = Xapian::Remote::open(words[1].substr(0, colon), port, 2000, 2000);
       uuid = server.get_uuid();
     } catch (const Xapian::Error& e) {
       return absl::UnavailableError(
@@ -367,7 +347,15 @@ std::optional<std::vector<double>> RemoteProximity(const Xapian::Database& db,
     auto found = weights.find(did);
     out.push_back(found == weights.end() ? 0.0 : found->second);
   }
+  remote_proximity_answers.fetch_add(1, std::memory_order_relaxed);
   return out;
+}
+
+RemoteMatchCounts RemoteMatchesSoFar() {
+  RemoteMatchCounts counts;
+  counts.proximity = remote_proximity_answers.load(std::memory_order_relaxed);
+  counts.documents = remote_document_answers.load(std::memory_order_relaxed);
+  return counts;
 }
 
 std::optional<std::vector<std::optional<Xapian::Document>>> RemoteDocuments(
@@ -390,6 +378,7 @@ std::optional<std::vector<std::optional<Xapian::Document>>> RemoteDocuments(
   for (const auto& [key, doc] : collector.documents()) {
     if (key >= 1 && key <= out.size()) out[key - 1] = doc;
   }
+  remote_document_answers.fetch_add(1, std::memory_order_relaxed);
   return out;
 }
 

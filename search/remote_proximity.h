@@ -38,11 +38,16 @@
 
 namespace issuescope::search {
 
-class ProximitySource : public Xapian::PostingSource {
+class SerialReader;
+
+// ListedDocsSource matches listed documents of each shard, named by the shard's UUID and the
+// shard's own ids, each with a number of the caller's. Xapian clones a posting source per
+// sub-database (on a shard server: per shard), and init finds the clone's list by its
+// database's UUID. The base of ProximitySource and KeyedDocsSource.
+class ListedDocsSource : public Xapian::PostingSource {
  public:
-  // `docs`: per shard UUID, that shard's document ids (any order; duplicates ignored).
-  ProximitySource(std::map<std::string, std::vector<Xapian::docid>> docs,
-                  std::vector<std::string> terms);
+  // Per shard UUID: (shard document id, number) pairs.
+  using Listed = std::map<std::string, std::vector<std::pair<Xapian::docid, uint32_t>>>;
 
   void init(const Xapian::Database& db) override;
   Xapian::doccount get_termfreq_min() const override { return mine_.size(); }
@@ -51,7 +56,40 @@ class ProximitySource : public Xapian::PostingSource {
   void next(double min_wt) override;
   void skip_to(Xapian::docid did, double min_wt) override;
   bool at_end() const override { return started_ && pos_ >= mine_.size(); }
-  Xapian::docid get_docid() const override { return mine_[pos_]; }
+  Xapian::docid get_docid() const override { return mine_[pos_].first; }
+
+ protected:
+  // `docs` is sorted by id and each shard's repeated ids dropped (the first number kept).
+  explicit ListedDocsSource(Listed docs);
+
+  const Listed& listed() const { return docs_; }
+  const Xapian::Database& database() const { return db_; }
+  // number is the current document's number.
+  uint32_t number() const { return mine_[pos_].second; }
+  // Describe is "<what>(N documents in M shards".
+  std::string Describe(const char* what) const;
+  // SerialiseListed writes the list: per shard its UUID, its count, then id steps and numbers.
+  std::string SerialiseListed() const;
+  // ParseListed reads what SerialiseListed wrote; numbers must be 1..2^31 when `numbered`, else
+  // 0. Malformed or oversized input throws Xapian::SerialisationError.
+  static Listed ParseListed(SerialReader& r, bool numbered);
+
+ private:
+  Listed docs_;
+  Xapian::Database db_;
+  std::vector<std::pair<Xapian::docid, uint32_t>> mine_;  // this database's (set by init)
+  size_t pos_ = 0;
+  bool started_ = false;
+};
+
+// ProximitySource weighs each listed document PairProximity(its shard, id, terms).
+class ProximitySource : public ListedDocsSource {
+ public:
+  // `docs`: per shard UUID, that shard's document ids (any order; duplicates ignored).
+  ProximitySource(const std::map<std::string, std::vector<Xapian::docid>>& docs,
+                  std::vector<std::string> terms);
+
+  void init(const Xapian::Database& db) override;
   double get_weight() const override;
   ProximitySource* clone() const override;
   std::string get_description() const override;
@@ -62,32 +100,21 @@ class ProximitySource : public Xapian::PostingSource {
                                              const Xapian::Registry& registry) const override;
 
  private:
-  std::map<std::string, std::vector<Xapian::docid>> docs_;
+  struct FromListed {};
+  ProximitySource(FromListed, Listed docs, std::vector<std::string> terms);
   std::vector<std::string> terms_;
-  Xapian::Database db_;
-  std::vector<Xapian::docid> mine_;  // this database's documents, ascending (set by init)
-  size_t pos_ = 0;
-  bool started_ = false;
 };
 
-// KeyedDocsSource is a posting source matching given documents of each shard (by shard UUID and
-// the shard's own id), each weighing its key: a number > 0 the caller gave it (its position in
-// the caller's list, from 1). A DocumentCollector riding along then knows each document it sees
-// by its weight, whichever server and shard it came from.
-class KeyedDocsSource : public Xapian::PostingSource {
+// KeyedDocsSource weighs each listed document its key: a number > 0 the caller gave it (its
+// position in the caller's list, from 1). A DocumentCollector riding along then knows each
+// document it sees by its weight, whichever server and shard it came from.
+class KeyedDocsSource : public ListedDocsSource {
  public:
-  // `docs`: per shard UUID, (shard document id, key) pairs; keys > 0 and at most 2^31.
-  explicit KeyedDocsSource(std::map<std::string, std::vector<std::pair<Xapian::docid, uint32_t>>> docs);
+  // `docs`: per shard UUID, (shard document id, key) pairs; keys 1..2^31.
+  explicit KeyedDocsSource(Listed docs);
 
   void init(const Xapian::Database& db) override;
-  Xapian::doccount get_termfreq_min() const override { return mine_.size(); }
-  Xapian::doccount get_termfreq_est() const override { return mine_.size(); }
-  Xapian::doccount get_termfreq_max() const override { return mine_.size(); }
-  void next(double min_wt) override;
-  void skip_to(Xapian::docid did, double min_wt) override;
-  bool at_end() const override { return started_ && pos_ >= mine_.size(); }
-  Xapian::docid get_docid() const override { return mine_[pos_].first; }
-  double get_weight() const override { return mine_[pos_].second; }
+  double get_weight() const override { return number(); }
   KeyedDocsSource* clone() const override;
   std::string get_description() const override;
   std::string name() const override { return "issuescope.KeyedDocsSource"; }
@@ -96,11 +123,7 @@ class KeyedDocsSource : public Xapian::PostingSource {
                                              const Xapian::Registry& registry) const override;
 
  private:
-  std::map<std::string, std::vector<std::pair<Xapian::docid, uint32_t>>> docs_;
   uint32_t max_key_ = 1;
-  std::vector<std::pair<Xapian::docid, uint32_t>> mine_;  // ascending ids (set by init)
-  size_t pos_ = 0;
-  bool started_ = false;
 };
 
 // DocumentCollector is a match spy that keeps the data and the values of `slots` of every
@@ -153,6 +176,14 @@ std::optional<std::vector<double>> RemoteProximity(const Xapian::Database& db,
                                                    const RemoteShardLayout& layout,
                                                    const std::vector<Xapian::docid>& docids,
                                                    const std::vector<std::string>& terms);
+
+// RemoteMatchCounts counts, process-wide, the answers RemoteProximity and RemoteDocuments gave
+// (not nullopt): how often a search took the one-match paths.
+struct RemoteMatchCounts {
+  uint64_t proximity = 0;
+  uint64_t documents = 0;
+};
+RemoteMatchCounts RemoteMatchesSoFar();
 
 // RemoteDocuments reads `docids` (documents of `db`, the stub database) from the shard servers
 // in one match instead of one round trip each: for each, a document holding its data and the

@@ -125,7 +125,7 @@ Searcher::Searcher(std::string path, std::optional<Xapian::Database> db, Searche
     : path_(std::move(path)),
       gone_mode_(gone),
       options_(options),
-      remote_shards_(!path_.empty() && index::HasRemoteShards(path_)),
+      remote_shards_(!gone && !path_.empty() && index::HasRemoteShards(path_)),
       max_handles_(MaxHandles(path_, options.max_handles)),
       split_parts_(options.split_parts > 0
                        ? options.split_parts
@@ -241,13 +241,19 @@ std::shared_ptr<const RemoteShardLayout> Searcher::RemoteLayout(const Xapian::Da
   // A probe that failed is not repeated for every query while a shard server is away.
   constexpr absl::Duration kLayoutRetry = absl::Seconds(5);
   const std::string uuid = db.get_uuid();
-  std::lock_guard<std::mutex> lock(layout_mu_);
-  if (layout_ != nullptr && layout_->uuid == uuid) return layout_;
-  if (absl::Now() - layout_failed_at_ < kLayoutRetry) return nullptr;
+  {
+    std::lock_guard<std::mutex> lock(layout_mu_);
+    if (layout_ != nullptr && layout_->uuid == uuid) return layout_;
+    // One probe at a time, outside the lock: meanwhile searches read item by item.
+    if (layout_probing_ || absl::Now() - layout_failed_at_ < kLayoutRetry) return nullptr;
+    layout_probing_ = true;
+  }
   absl::StatusOr<RemoteShardLayout> probed = ProbeRemoteShardLayout(path_);
+  std::lock_guard<std::mutex> lock(layout_mu_);
+  layout_probing_ = false;
   if (!probed.ok() || probed->uuid != uuid) {
     if (layout_failed_at_ == absl::InfinitePast()) {
-      spdlog::warn("search: proximity over remote shards reads positions one by one: {}",
+      spdlog::warn("search: over remote shards, proximity and pages are read item by item: {}",
                    probed.ok() ? "the shard servers changed while probing them"
                                : std::string(probed.status().message()));
     }

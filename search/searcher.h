@@ -175,7 +175,8 @@ class Searcher {
   // Null for ForDatabase and in the gone searcher itself.
   std::unique_ptr<Searcher> gone_;
   const SearcherOptions options_;
-  // Whether the index's stub names remote shards (index::HasRemoteShards, read once): sorted
+  // Whether the index's stub names remote shards (index::HasRemoteShards, read once when the
+  // searcher is made; false for the gone issues' searcher, whose databases are local): sorted
   // queries then sort with the sort key slots (PageOptions::sort_by_key_slots).
   const bool remote_shards_;
   // RemoteLayout is the layout of the remote shards for `db`'s UUID (probed again when the
@@ -184,6 +185,7 @@ class Searcher {
   std::shared_ptr<const RemoteShardLayout> RemoteLayout(const Xapian::Database& db);
   std::mutex layout_mu_;
   std::shared_ptr<const RemoteShardLayout> layout_;  // guarded by layout_mu_
+  bool layout_probing_ = false;                       // guarded by layout_mu_
   absl::Time layout_failed_at_ = absl::InfinitePast();  // guarded by layout_mu_
   const int max_handles_;
   const int split_parts_;

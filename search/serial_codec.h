@@ -67,11 +67,12 @@ class SerialReader {
   void End() {
     if (pos_ != in_.size()) Fail("has bytes after its end");
   }
-
- private:
+  // Fail throws the SerialisationError "<what> <why>".
   [[noreturn]] void Fail(const char* why) {
     throw Xapian::SerialisationError(absl::StrCat(what_, " ", why));
   }
+
+ private:
   absl::string_view in_;
   const char* what_;
   size_t pos_ = 0;

@@ -4,15 +4,20 @@
 #pragma once
 
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/time_util.h"
 #include "deploy/cli/cluster.h"
 #include "httplib.h"
@@ -21,6 +26,29 @@
 namespace issuescope::e2e {
 
 using IssueId = std::pair<std::string, int64_t>;  // ("owner/name", number)
+
+// ReadFile is the whole file at `path` ("" when it cannot be read): logs, port files.
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// CallSearch calls Search with a deadline; a failed call is its gRPC code and message.
+inline absl::StatusOr<v1::SearchResponse> CallSearch(v1::Search::Stub* stub,
+                                                     const v1::SearchRequest& request,
+                                                     absl::Duration timeout = absl::Seconds(20)) {
+  v1::SearchResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  const grpc::Status s = stub->Search(&ctx, request, &resp);
+  if (!s.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                        absl::StrCat(s.error_code(), ": ", s.error_message()));
+  }
+  return resp;
+}
 
 inline std::string MakeTempDir(const std::string& name) {
   const char* tmp = std::getenv("TMPDIR");

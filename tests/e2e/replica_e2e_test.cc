@@ -41,13 +41,6 @@ constexpr uint32_t kShards = 2;
 
 std::string Bin(const std::string& name) { return std::string(ISSUESCOPE_BIN_DIR) + "/" + name; }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 v1::SearchRequest Request(const std::string& query) {
   v1::SearchRequest r;
   r.set_query(query);
@@ -75,12 +68,7 @@ bool Serving(const std::shared_ptr<grpc::Channel>& channel) {
 }
 
 absl::StatusOr<v1::SearchResponse> Call(v1::Search::Stub* stub, const v1::SearchRequest& req) {
-  v1::SearchResponse resp;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-  const grpc::Status s = stub->Search(&ctx, req, &resp);
-  if (!s.ok()) return absl::UnavailableError(absl::StrCat(s.error_code(), ": ", s.error_message()));
-  return resp;
+  return e2e::CallSearch(stub, req);
 }
 
 TEST(ReplicaE2E, ReplicasAnswerAsTheIndexHostAndFailOverUnderLoad) {

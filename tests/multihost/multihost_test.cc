@@ -40,6 +40,7 @@ namespace {
 using e2e::ExpectIndexEqualsCorpus;
 using e2e::IssueId;
 using e2e::MakeTempDir;
+using e2e::ReadFile;
 using e2e::SimulatorAdmin;
 
 const std::vector<std::string> kHosts = {"tracker", "control", "worker0", "worker1", "worker2",
@@ -53,13 +54,6 @@ std::string HostOfProcess(const std::string& process) {
   if (process == "indexer" || process == "replicate") return "index";
   if (absl::StartsWith(process, "search-replica-")) return "replica" + process.substr(15);
   return "search";
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 class MultiHostTest : public ::testing::Test {
@@ -285,12 +279,7 @@ v1::SearchRequest Request(const std::string& query) {
 }
 
 absl::StatusOr<v1::SearchResponse> Call(v1::Search::Stub* stub, const std::string& query) {
-  v1::SearchResponse resp;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-  const grpc::Status s = stub->Search(&ctx, Request(query), &resp);
-  if (!s.ok()) return absl::UnavailableError(absl::StrCat(s.error_code(), ": ", s.error_message()));
-  return resp;
+  return e2e::CallSearch(stub, Request(query));
 }
 
 // Two search replicas, each on a host of its own, copy the index from the index host

@@ -53,16 +53,11 @@
 namespace issuescope::multihost {
 namespace {
 
+using e2e::ReadFile;
+
 constexpr uint32_t kShards = 4;
 
 std::string Bin(const std::string& name) { return std::string(ISSUESCOPE_BIN_DIR) + "/" + name; }
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 int EnvInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -153,14 +148,7 @@ void ExpectSameTotal(const v1::SearchResponse& got, const v1::SearchResponse& wa
 }
 
 absl::StatusOr<v1::SearchResponse> Call(v1::Search::Stub* stub, const v1::SearchRequest& req) {
-  v1::SearchResponse resp;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-  grpc::Status s = stub->Search(&ctx, req, &resp);
-  if (!s.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
-  }
-  return resp;
+  return e2e::CallSearch(stub, req, absl::Seconds(60));
 }
 
 TEST(ShardHostsTest, SearchOverTwoIndexHostsAnswersAsOneIndex) {

@@ -226,25 +226,52 @@ TEST_F(ShardServerTest, SortedQueriesAnswerAsTheLocalIndex) {
                        "would go untested";
 }
 
-// An index written before the sort keys existed (scheme sections-2) cannot sort over remote
-// shards: a clear error naming the scheme, not a wrong order; ranked queries still answer.
+// An index partly written before the sort keys existed cannot sort over remote shards: its
+// first shard rebuilt (scheme sections-4), the others not yet (a rebuild goes shard by shard),
+// and a sorted query is a clear error, not an order that puts the keyless documents first.
+// Ranked queries still answer.
 TEST_F(ShardServerTest, SortingAnIndexWithoutSortKeysIsAClearError) {
   for (auto& s : servers_) s->Stop();
-  for (uint32_t i = 0; i < kShards; ++i) {
+  for (uint32_t i = 1; i < kShards; ++i) {
     Xapian::WritableDatabase db(work_ + "/index/" + index::ShardDirName(i), Xapian::DB_OPEN);
+    for (auto it = db.postlist_begin(""); it != db.postlist_end(""); ++it) {
+      Xapian::Document doc = db.get_document(*it);
+      for (Xapian::valueno slot :
+           {index::kCreatedSortSlot, index::kUpdatedSortSlot, index::kCommentsSortSlot}) {
+        doc.remove_value(slot);
+      }
+      db.replace_document(*it, doc);
+    }
     db.set_metadata(index::kTextSchemeKey, index::kTextSchemeWithoutSortKeys);
     db.commit();
   }
   for (int h = 0; h < kHosts; ++h) ASSERT_NO_FATAL_FAILURE(StartServer(h));
   auto remote = Searcher::ForPath(remote_dir_);
-  auto got = remote->Search(Request("sort:updated", false));
-  ASSERT_FALSE(got.ok());
-  EXPECT_TRUE(absl::IsFailedPrecondition(got.status())) << got.status();
-  EXPECT_NE(got.status().message().find(index::kTextSchemeWithoutSortKeys), std::string::npos)
-      << got.status();
+  for (const char* q : {"sort:updated", "is:open", "leak sort:comments-asc"}) {
+    auto got = remote->Search(Request(q, false));
+    ASSERT_FALSE(got.ok()) << q;
+    EXPECT_TRUE(absl::IsFailedPrecondition(got.status())) << q << ": " << got.status();
+    EXPECT_NE(got.status().message().find("documents lack them"), std::string::npos)
+        << got.status();
+  }
   auto ranked = remote->Search(Request("cuda memory", false));
   ASSERT_TRUE(ranked.ok()) << ranked.status();
   EXPECT_EQ(Comparable(*ranked), Comparable(*local_->Search(Request("cuda memory", false))));
+}
+
+// A search over shard servers takes the one-match paths: the proximity bonuses of a multi-word
+// query and the page's documents (RemoteMatchesSoFar counts them).
+TEST_F(ShardServerTest, SearchesTakeTheOneMatchPaths) {
+  const RemoteMatchCounts before = RemoteMatchesSoFar();
+  auto got = remote_->Search(Request("cuda memory", false));
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_GT(got->hits_size(), 0);
+  const RemoteMatchCounts after = RemoteMatchesSoFar();
+  EXPECT_GT(after.proximity, before.proximity);
+  EXPECT_GT(after.documents, before.documents);
+  // A local search does not.
+  ASSERT_TRUE(local_->Search(Request("cuda memory", false)).ok());
+  EXPECT_EQ(RemoteMatchesSoFar().documents, after.documents);
 }
 
 // The proximity re-ranking's bonuses come from the shard servers in one match
@@ -367,11 +394,13 @@ TEST(RemoteRegistryTest, ClassesRoundTripAndRejectMalformedBytes) {
   std::unique_ptr<Xapian::PostingSource> near_copy(
       proximity->unserialise_with_registry(near.serialise(), registry));
   EXPECT_EQ(near_copy->serialise(), near.serialise());
-  // Truncated; a zero id step (an id twice, or id 0); a shard named twice; trailing bytes.
+  // Truncated; a zero id step (an id twice, or id 0); a key where none belongs; a shard named
+  // twice; trailing bytes.
   const std::string good = near.serialise();
   for (const std::string bad :
-       {good.substr(0, good.size() - 1), std::string("\x00\x01\x01u\x01\x00", 6),
-        std::string("\x00\x02\x01u\x01\x01\x01u\x01\x01", 10), good + "x"}) {
+       {good.substr(0, good.size() - 1), std::string("\x00\x01\x01u\x01\x00\x00", 7),
+        std::string("\x00\x01\x01u\x01\x01\x05", 7),
+        std::string("\x00\x02\x01u\x01\x01\x00\x01u\x01\x01\x00", 12), good + "x"}) {
     EXPECT_THROW(delete proximity->unserialise_with_registry(bad, registry),
                  Xapian::SerialisationError)
         << ::testing::PrintToString(bad);
@@ -405,6 +434,10 @@ TEST(RemoteRegistryTest, ClassesRoundTripAndRejectMalformedBytes) {
   ASSERT_EQ(merged.count(2), 1u);
   EXPECT_EQ(merged.at(2).get_data(), "issue");
   EXPECT_EQ(merged.at(2).get_value(index::kNumberSlot), "n");
+  EXPECT_THROW(delete collector_prototype->unserialise(std::string("\x01\xff\xff\xff\xff\x0f", 6),
+                                                       registry),
+               Xapian::SerialisationError)
+      << "slot BAD_VALUENO";
   const std::string results = collector.serialise_results();
   for (const std::string bad : {results.substr(0, results.size() - 1), results + "x",
                                 std::string("\x01\x00\x00\x00", 4)}) {
