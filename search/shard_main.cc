@@ -11,6 +11,8 @@
 // each connection (Xapian's TcpServer; search/xapian_remote_server.h). The port must be given
 // (the server cannot report a port it picked). No authentication and no encryption: keep it on
 // the cluster network. Errors: one line on stderr, exit status 2.
+#include <signal.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -26,6 +28,21 @@ namespace {
 constexpr char kProgram[] = "issuescope-shard-server";
 
 }  // namespace
+
+// ShardTcpServer restores SIGTERM's default action in each connection's process. Xapian's
+// handler, inherited from the listening process (TcpServer::run installs it; on SIGTERM the
+// whole process group gets one), calls exit() inside the handler: a connection process
+// interrupted inside malloc, mid-request, then deadlocks on malloc's lock while exiting and is
+// left behind, stuck, after the server was stopped (seen after test runs: single-threaded,
+// SIGTERM blocked, waiting on a futex). With the default action it ends at once.
+class ShardTcpServer final : public RemoteTcpServer {
+ public:
+  using RemoteTcpServer::RemoteTcpServer;
+  void handle_one_connection(int socket) override {
+    signal(SIGTERM, SIG_DFL);
+    RemoteTcpServer::handle_one_connection(socket);
+  }
+};
 
 int main(int argc, char** argv) {
   CLI::App app{"issuescope shard server: serves index shards over Xapian's remote protocol"};
@@ -64,7 +81,7 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    RemoteTcpServer server(dbs, address->host, address->port, active_timeout, idle_timeout,
+    ShardTcpServer server(dbs, address->host, address->port, active_timeout, idle_timeout,
                            /*writable=*/false, /*verbose=*/false);
     server.set_registry(issuescope::search::RemoteRegistry());
     std::cerr << kProgram << ": serving " << dbs.size() << " database(s) on " << listen
