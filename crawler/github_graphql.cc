@@ -1,5 +1,6 @@
 #include "github_graphql.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -133,28 +134,6 @@ absl::StatusOr<const json*> IssueNodes(const json& repository, bool* has_next,
 
 }  // namespace
 
-std::string ThreadsPageBody(absl::string_view owner, absl::string_view name, int first,
-                            const std::string& after, const std::optional<absl::Time>& since) {
-  json variables;
-  variables["owner"] = std::string(owner);
-  variables["name"] = std::string(name);
-  variables["first"] = first;
-  variables["after"] = after.empty() ? json(nullptr) : json(after);
-  variables["since"] = since ? json(FormatRfc3339(*since)) : json(nullptr);
-  json request;
-  request["query"] = absl::StrCat(
-      "query Threads($owner: String!, $name: String!, $first: Int!, $after: String, "
-      "$since: DateTime) { ",
-      kRateFields,
-      " repository(owner: $owner, name: $name) { issues(first: $first, after: $after, "
-      "orderBy: {field: UPDATED_AT, direction: ASC}, filterBy: {since: $since}) { "
-      "pageInfo { hasNextPage endCursor } nodes { number updatedAt comments(first: ",
-      kCommentsPerIssue, ") { pageInfo { hasNextPage endCursor } nodes { ", kCommentFields,
-      " } } } } } }");
-  request["variables"] = std::move(variables);
-  return request.dump();
-}
-
 std::string RateLimitBody() {
   return json{{"query", absl::StrCat("query RateLimit { ", kRateFields, " }")}}.dump();
 }
@@ -218,9 +197,11 @@ std::string CommentPagesBody(absl::string_view owner, absl::string_view name,
   std::string params = "$owner: String!, $name: String!";
   for (size_t i = 0; i < threads.size(); ++i) {
     absl::StrAppend(&params, ", $a", i, ": String");
-    variables[absl::StrCat("a", i)] = threads[i].after;
-    absl::StrAppend(&selections, " i", threads[i].number, ": issue(number: ", threads[i].number,
-                    ") { comments(first: ", kCommentsPerIssue, ", after: $a", i,
+    const ThreadCursor& t = threads[i];
+    variables[absl::StrCat("a", i)] = t.after.empty() ? json(nullptr) : json(t.after);
+    absl::StrAppend(&selections, " i", t.number, ": issue(number: ", t.number,
+                    ") { comments(first: ", std::clamp(t.first, 1, kCommentsPerIssue),
+                    ", after: $a", i,
                     ") { pageInfo { hasNextPage endCursor } nodes { ", kCommentFields, " } } }");
   }
   json request;

@@ -6,14 +6,17 @@
 // divided by 100 and rounded to the nearest point. Every connection nested under an issue page
 // (labels, assignees, reactions, comments) thus costs 1/100 point per issue: exactly what REST
 // charges per issue for the whole issue object (100 per request). Issues therefore stay on
-// REST; comments are where GraphQL wins: one nested `comments(first: 100)` costs 1/100 point per
-// issue for up to 100 comments, against REST's 1/100 request per comment.
+// REST; comments are where GraphQL wins: one `comments(first: k)` connection costs 1/100 point
+// for up to k ≤ 100 comments, against REST's 1/100 request per comment.
 //
-//  - ThreadsPageBody: one page of up to 100 issues ordered by UPDATED_AT ascending from a
-//    `since` (inclusive) and a keyset cursor, each with its number, updatedAt and first 100
-//    comments: 1 + n requests, 1 point for 100 issues (10,100 nodes).
-//  - CommentPagesBody: the next page of comments of up to kThreadsPerQuery long threads at once
-//    (one aliased `issue(number:)` each; one comments connection per thread: at most 1 point).
+//  - CommentPagesBody: comment pages of up to kThreadsPerQuery issues at once, one aliased
+//    `issue(number:)` each with its own `first` and `after` (one comments connection per issue:
+//    100 issues cost 1 point). The REST listing says how many comments each issue has, so a
+//    query asks for no more comments than there are (GitHub cuts off queries by the work they
+//    ask for: 100 issues × `first: 100` fails where the same issues with their real counts do
+//    not) and none for an issue without comments.
+//  - ParseGraphqlThreadsPage reads the raw pages of an earlier release, which nested the comments
+//    under a page of issues ordered by UPDATED_AT (`issuescope reparse`).
 //  - IssueNumbersBody: the numbers of every issue, 100 per point (the presence sweep).
 //
 // GraphQL answers 200 with an `errors` array for most failures; the parsers map them to
@@ -35,13 +38,11 @@
 
 namespace issuescope::crawler {
 
-// kIssuesPerThreadsPage is the most issues a threads page asks for (GitHub's maximum `first`;
-// 1 point).
-inline constexpr int kIssuesPerThreadsPage = 100;
-// kCommentsPerIssue is how many comments a threads page nests per issue (GitHub's maximum).
+// kCommentsPerIssue is the most comments one query asks for per issue (GitHub's maximum `first`).
 inline constexpr int kCommentsPerIssue = 100;
-// kThreadsPerQuery is how many long threads one follow-up query continues.
-inline constexpr int kThreadsPerQuery = 50;
+// kThreadsPerQuery is the most issues one comment query asks about: 100 comments connections,
+// 1 point.
+inline constexpr int kThreadsPerQuery = 100;
 
 // GraphqlRate is a response's rateLimit object.
 struct GraphqlRate {
@@ -50,10 +51,11 @@ struct GraphqlRate {
   absl::Time reset = absl::InfinitePast();
 };
 
-// ThreadCursor is where a long thread's comments continue.
+// ThreadCursor is where an issue's comments (its thread) continue.
 struct ThreadCursor {
   int64_t number = 0;
-  std::string after;  // the endCursor of the comments fetched so far
+  std::string after;  // the endCursor of the comments fetched so far (empty: from the first)
+  int first = kCommentsPerIssue;  // comments asked for, 1..kCommentsPerIssue
 };
 
 // GraphqlThreadsPage is one parsed threads page.
@@ -101,16 +103,13 @@ std::string IssueNumbersBody(absl::string_view owner, absl::string_view name,
 // number fails the page (a sweep must not take an unreadable issue for a vanished one).
 absl::StatusOr<GraphqlNumbersPage> ParseGraphqlNumbersPage(absl::string_view body);
 
-// ThreadsPageBody is the JSON body of one threads page of owner/name: `first` issues (1..100)
-// after `after` (empty: from the start) updated at or after `since` (none: all).
-std::string ThreadsPageBody(absl::string_view owner, absl::string_view name, int first,
-                            const std::string& after, const std::optional<absl::Time>& since);
-
-// CommentPagesBody is the JSON body continuing `threads` (at most kThreadsPerQuery).
+// CommentPagesBody is the JSON body asking for the next comments of each of `threads` (at most
+// kThreadsPerQuery): `first` of them after `after`.
 std::string CommentPagesBody(absl::string_view owner, absl::string_view name,
                              const std::vector<ThreadCursor>& threads);
 
-// ParseGraphqlThreadsPage parses the answer to ThreadsPageBody for repository `repo`. An issue
+// ParseGraphqlThreadsPage parses a threads page of an earlier release (a page of issues, each
+// with its first comments nested) for repository `repo`. An issue
 // node without a number or updatedAt fails the page (its comments could not be filed).
 absl::StatusOr<GraphqlThreadsPage> ParseGraphqlThreadsPage(absl::string_view body,
                                                            const v1::RepositoryRef& repo);

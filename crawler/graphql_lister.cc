@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <set>
 #include <utility>
 
@@ -19,9 +20,9 @@
 namespace issuescope::crawler {
 namespace {
 
-// Pages answered in a row before the page size grows again after a timeout.
+// Queries answered in a row before the node cap grows again after a timeout.
 constexpr int kGrowAfter = 3;
-// Pages answered after which a size that timed out is tried again.
+// Queries answered after which a node count that timed out is tried again.
 constexpr int kForgetCeilingAfter = 100;
 
 // PostFailure is the error for an answer to a POST that is not 200 (never OK: a 2xx other than
@@ -100,19 +101,29 @@ void GraphqlLister::Abandon(absl::Status why, GraphqlPassResult* result) {
 }
 
 absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
-    const std::optional<absl::Time>& since) {
+    const std::vector<std::pair<int64_t, int64_t>>& threads) {
   GraphqlPassResult result;
-  const int max_size = std::clamp(options_.max_issues_per_page, 1, kIssuesPerThreadsPage);
-  int size = max_size;
+  std::deque<ThreadCursor> queue;
+  // (issue, cursor) pairs asked for: one seen again means the listing loops.
+  std::set<std::pair<int64_t, std::string>> followed;
+  for (const auto& [number, comments] : threads) {
+    if (comments <= 0) continue;  // nothing to ask for
+    ThreadCursor t;
+    t.number = number;
+    t.first = static_cast<int>(std::min<int64_t>(comments, kCommentsPerIssue));
+    if (!followed.insert(std::make_pair(t.number, t.after)).second) continue;  // named twice
+    queue.push_back(std::move(t));
+  }
+  result.threads = static_cast<int64_t>(queue.size());
+  const size_t max_threads =
+      static_cast<size_t>(std::clamp(options_.max_threads_per_query, 1, kThreadsPerQuery));
+  constexpr int64_t kMostNodes = int64_t{kThreadsPerQuery} * kCommentsPerIssue;
+  int64_t cap = std::clamp<int64_t>(options_.max_nodes_per_query, 1, kMostNodes);
+  int64_t ceiling = kMostNodes + 1;  // the fewest nodes a query asked for and timed out
   int answered_in_a_row = 0;
-  int timeouts_at_one = 0;
-  int good = 0;                  // the largest page size answered in this pass (0: none yet)
-  int ceiling = max_size + 1;    // the smallest page size that timed out
   int answered_since_ceiling = 0;
-  std::string after;
-  std::set<std::string> cursors;  // every cursor followed: a repeated one would loop forever
-  std::vector<ThreadCursor> pending;  // long threads still to continue
-  if (remaining_ < 0) {
+  int timeouts_at_one = 0;
+  if (!queue.empty() && remaining_ < 0) {
     // The budget is unknown: ask for it (free) rather than risk a query it cannot pay for.
     if (absl::Status asked = AskBudget(&result.points, &result.timeouts); !asked.ok()) {
       if (asked.code() == absl::StatusCode::kCancelled) return asked;
@@ -124,106 +135,113 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
       return result;
     }
   }
-  for (;;) {
+  while (!queue.empty()) {
     RETURN_IF_ERROR(graphql_->CheckCancelled());
-    if (!Affordable(1)) {  // a threads page costs 1 point at most (1 + 100 requests)
+    if (!Affordable(1)) {  // a query costs 1 point at most (at most 100 connections)
       result.budget_spent = true;
       break;
     }
+    // Threads from the front while their comments stay within the cap (one always goes).
+    size_t n = 0;
+    int64_t nodes = 0;
+    while (n < queue.size() && n < max_threads && (n == 0 || nodes + queue[n].first <= cap)) {
+      nodes += queue[n].first;
+      ++n;
+    }
+    const std::vector<ThreadCursor> asked(queue.begin(), queue.begin() + static_cast<long>(n));
     absl::StatusOr<std::optional<HttpResponse>> sent =
-        Query(ThreadsPageBody(where_.owner, where_.name, size, after, since), &result.timeouts);
+        Query(CommentPagesBody(where_.owner, where_.name, asked), &result.timeouts);
     if (!sent.ok()) {
       if (sent.status().code() == absl::StatusCode::kCancelled) return sent.status();
       Abandon(sent.status(), &result);
       break;
     }
     if (unavailable_) {
-      result.unavailable = true;
-      return result;
+      if (result.queries == 0) {
+        result.unavailable = true;
+        return result;
+      }
+      Abandon(absl::UnavailableError("GraphQL became unavailable mid-pass"), &result);
+      break;
     }
     std::optional<HttpResponse>& resp = *sent;
-    absl::StatusOr<GraphqlThreadsPage> page =
-        resp ? ParseGraphqlThreadsPage(resp->body, repo_)
-             : absl::StatusOr<GraphqlThreadsPage>(absl::OutOfRangeError("timed out"));
-    if (!page.ok() && page.status().code() == absl::StatusCode::kResourceExhausted) {
+    absl::StatusOr<GraphqlCommentPages> pages =
+        resp ? ParseGraphqlCommentPages(resp->body, repo_, asked)
+             : absl::StatusOr<GraphqlCommentPages>(absl::OutOfRangeError("timed out"));
+    if (!pages.ok() && pages.status().code() == absl::StatusCode::kResourceExhausted) {
       // Spent meanwhile (another crawl of the token): REST lists the comments.
       remaining_ = 0;
       result.budget_spent = true;
       break;
     }
-    if (!page.ok() && page.status().code() == absl::StatusCode::kOutOfRange) {
-      // Cut off or over the node limit: ask for fewer issues, and not for this many again.
+    if (!pages.ok() && pages.status().code() == absl::StatusCode::kOutOfRange) {
+      // Cut off or over the node limit: ask for half as many nodes, and not this many again.
       if (resp) ++result.timeouts;
       answered_in_a_row = 0;
-      ceiling = std::min(ceiling, size);
-      if (size == 1 && ++timeouts_at_one >= options_.max_timeouts_at_one) {
+      answered_since_ceiling = 0;
+      ceiling = std::min(ceiling, nodes);
+      if (n == 1 && ++timeouts_at_one >= options_.max_timeouts_at_one) {
         Abandon(absl::UnavailableError(absl::StrCat(
-                    "POST ", Redact(url_), ": GraphQL queries time out even for one issue per "
-                    "page (", timeouts_at_one, " times)")),
+                    "POST ", Redact(url_), ": GraphQL queries time out even for one issue's "
+                    "comments (", timeouts_at_one, " times)")),
                 &result);
         break;
       }
-      // Back to the largest size answered so far when it is smaller, else half.
-      size = good > 0 && good < size ? good : std::max(1, size / 2);
-      spdlog::info("{}: GraphQL page timed out; asking for {} issues per page", slug_, size);
+      cap = std::max<int64_t>(1, nodes / 2);
+      spdlog::info("{}: GraphQL query for {} comments timed out; asking for at most {} a query",
+                   slug_, nodes, cap);
       continue;
     }
-    if (!page.ok()) {
-      Abandon(absl::Status(page.status().code(), absl::StrCat("POST ", Redact(url_), ": ",
-                                                              page.status().message())),
-              &result);
-      break;
-    }
-    if (page->has_next && page->numbers.empty()) {
-      Abandon(absl::InvalidArgumentError(absl::StrCat(
-                  "POST ", Redact(url_), ": a page without issues says more follow")),
+    if (!pages.ok()) {
+      Abandon(absl::Status(pages.status().code(), absl::StrCat("POST ", Redact(url_), ": ",
+                                                               pages.status().message())),
               &result);
       break;
     }
     timeouts_at_one = 0;
-    ++result.threads_pages;
+    ++result.queries;
     if (!result.started) {
       result.started = ParseHttpDate(resp->headers.Get("Date")).value_or(clock_->Now());
     }
-    NoteRate(page->rate, &result.points);
-    result.listed.insert(result.listed.end(), page->numbers.begin(), page->numbers.end());
+    NoteRate(pages->rate, &result.points);
     const absl::Time now = clock_->Now();
     std::vector<std::string> items;
-    for (const v1::Comment& c : page->comments) {
+    for (const v1::Comment& c : pages->comments) {
       items.push_back(IssueStore::RawCommentItem(c.issue_number(), c.id()));
     }
     RETURN_IF_ERROR(
-        ingest_->KeepRawPage("graphql_threads", url_, resp->body, now, nullptr, items));
-    RETURN_IF_ERROR(StoreComments("graphql_threads", std::move(page->comments),
-                                  std::move(page->bad), *resp, now, &result));
-    // Long threads wait until kThreadsPerQuery of them fill one follow-up query (1 point).
-    for (ThreadCursor& t : page->more_comments) pending.push_back(std::move(t));
-    ASSIGN_OR_RETURN(bool complete, FollowUp(&pending, /*flush=*/!page->has_next, &result));
-    if (!complete) break;  // budget spent or abandoned: REST lists the comments
-    RETURN_IF_ERROR(report_());
-    if (!page->has_next) break;
-    if (page->end_cursor.empty() || !cursors.insert(page->end_cursor).second) {
-      Abandon(absl::InvalidArgumentError(absl::StrCat(
-                  "POST ", Redact(url_), ": the issues page to a cursor already listed ('",
-                  page->end_cursor.substr(0, 80), "'): the listing loops")),
-              &result);
-      break;
+        ingest_->KeepRawPage("graphql_comments", url_, resp->body, now, nullptr, items));
+    RETURN_IF_ERROR(StoreComments("graphql_comments", std::move(pages->comments),
+                                  std::move(pages->bad), *resp, now, &result));
+    queue.erase(queue.begin(), queue.begin() + static_cast<long>(n));
+    bool loops = false;
+    for (ThreadCursor& more : pages->more_comments) {
+      if (!followed.insert(std::make_pair(more.number, more.after)).second) {
+        Abandon(absl::InvalidArgumentError(absl::StrCat(
+                    "POST ", Redact(url_), ": the comments of #", more.number,
+                    " page to a cursor already listed: the listing loops")),
+                &result);
+        loops = true;
+        break;
+      }
+      ++result.follow_ups;
+      queue.push_back(std::move(more));  // pooled with the threads still waiting
     }
-    after = page->end_cursor;
-    good = std::max(good, size);
+    if (loops) break;
+    RETURN_IF_ERROR(report_());
     if (++answered_since_ceiling >= kForgetCeilingAfter) {
-      ceiling = max_size + 1;  // the cut-offs may have been the server's load: try again
+      ceiling = kMostNodes + 1;  // the cut-offs may have been the server's load: try again
       answered_since_ceiling = 0;
     }
-    const int limit = std::min(max_size, ceiling - 1);
-    if (size < limit && ++answered_in_a_row >= kGrowAfter) {
-      // Grow halfway to the smallest size that timed out (a bisection), or by half again.
-      size = ceiling <= max_size ? (size + ceiling) / 2 : size + std::max(1, size / 2);
-      size = std::min(size, limit);
+    const int64_t limit = std::min(kMostNodes, ceiling - 1);
+    if (cap < limit && ++answered_in_a_row >= kGrowAfter) {
+      // Grow halfway to the fewest nodes that timed out (a bisection), or by half again.
+      cap = ceiling <= kMostNodes ? (cap + ceiling) / 2 : cap + std::max<int64_t>(1, cap / 2);
+      cap = std::min(cap, limit);
       answered_in_a_row = 0;
     }
   }
-  result.last_page_size = size;
+  result.last_node_cap = cap;
   return result;
 }
 
@@ -242,82 +260,6 @@ absl::Status GraphqlLister::StoreComments(const std::string& listing,
     *c.mutable_fetched_at() = ToProto(now);
   }
   return ingest_->StoreComments(comments);
-}
-
-absl::StatusOr<bool> GraphqlLister::FollowUp(std::vector<ThreadCursor>* pending, bool flush,
-                                             GraphqlPassResult* result) {
-  int timeouts = 0;
-  std::vector<ThreadCursor>& threads = *pending;
-  for (const ThreadCursor& t : threads) followed_.insert(std::make_pair(t.number, t.after));
-  size_t batch = kThreadsPerQuery;
-  while (threads.size() >= batch || (flush && !threads.empty())) {
-    RETURN_IF_ERROR(graphql_->CheckCancelled());
-    if (!Affordable(1)) {
-      result->budget_spent = true;
-      return false;
-    }
-    const size_t n = std::min(batch, threads.size());
-    std::vector<ThreadCursor> asked(threads.begin(), threads.begin() + n);
-    absl::StatusOr<std::optional<HttpResponse>> sent =
-        Query(CommentPagesBody(where_.owner, where_.name, asked), &result->timeouts);
-    if (!sent.ok()) {
-      if (sent.status().code() == absl::StatusCode::kCancelled) return sent.status();
-      Abandon(sent.status(), result);
-      return false;
-    }
-    if (unavailable_) {
-      Abandon(absl::UnavailableError("GraphQL became unavailable mid-pass"), result);
-      return false;
-    }
-    std::optional<HttpResponse>& resp = *sent;
-    absl::StatusOr<GraphqlCommentPages> pages =
-        resp ? ParseGraphqlCommentPages(resp->body, repo_, asked)
-             : absl::StatusOr<GraphqlCommentPages>(absl::OutOfRangeError("timed out"));
-    if (!pages.ok() && pages.status().code() == absl::StatusCode::kResourceExhausted) {
-      remaining_ = 0;
-      result->budget_spent = true;
-      return false;
-    }
-    if (!pages.ok() && pages.status().code() == absl::StatusCode::kOutOfRange) {
-      if (batch == 1 && ++timeouts >= options_.max_timeouts_at_one) {
-        Abandon(absl::UnavailableError(
-                    absl::StrCat("POST ", Redact(url_), ": comment pages keep timing out")),
-                result);
-        return false;
-      }
-      batch = std::max<size_t>(1, batch / 2);
-      continue;
-    }
-    if (!pages.ok()) {
-      Abandon(absl::Status(pages.status().code(), absl::StrCat("POST ", Redact(url_), ": ",
-                                                               pages.status().message())),
-              result);
-      return false;
-    }
-    ++result->comment_pages;
-    NoteRate(pages->rate, &result->points);
-    const absl::Time now = clock_->Now();
-    std::vector<std::string> items;
-    for (const v1::Comment& c : pages->comments) {
-      items.push_back(IssueStore::RawCommentItem(c.issue_number(), c.id()));
-    }
-    RETURN_IF_ERROR(
-        ingest_->KeepRawPage("graphql_comments", url_, resp->body, now, nullptr, items));
-    RETURN_IF_ERROR(StoreComments("graphql_comments", std::move(pages->comments),
-                                  std::move(pages->bad), *resp, now, result));
-    threads.erase(threads.begin(), threads.begin() + n);
-    for (ThreadCursor& more : pages->more_comments) {
-      if (!followed_.insert(std::make_pair(more.number, more.after)).second) {
-        Abandon(absl::InvalidArgumentError(absl::StrCat(
-                    "POST ", Redact(url_), ": the comments of #", more.number,
-                    " page to a cursor already listed: the listing loops")),
-                result);
-        return false;
-      }
-      threads.push_back(std::move(more));
-    }
-  }
-  return true;
 }
 
 absl::StatusOr<SweepResult> GraphqlLister::Sweep(std::optional<std::vector<int64_t>> listed) {

@@ -1,23 +1,21 @@
 // GraphqlLister lists a GitHub repository's comments over GraphQL (crawler/github_graphql.h
-// says why comments and not issues): pages of up to 100 issues ordered by updatedAt from a
-// `since`, each issue's first 100 comments nested (1 point a page), long threads continued 50
-// at a time; the comments are stored through the crawl's PageIngest exactly as the REST comment
-// listing stores them (same records; raw pages kept for `issuescope reparse` under the listings
-// "graphql_threads" and "graphql_comments"). It also runs the presence sweep (deleted and
-// transferred issues).
+// says why comments and not issues): the issues the REST listing reported with comments are
+// asked for by number, up to 100 in one query (1 point), each for as many comments as it has
+// (at most 100); a thread with more continues 100 at a time in later queries, pooled with the
+// others. The comments are stored through the crawl's PageIngest exactly as the REST comment
+// listing stores them (same records; raw pages kept for `issuescope reparse` under the listing
+// "graphql_comments"). It also runs the presence sweep (deleted and transferred issues).
 //
-// GitHub's cursors are keyset cursors, so an issue updated while the pass pages moves behind
-// the cursor and is listed again: no shift repair is needed.
-//
-// Page size adapts: it starts at (and never grows beyond) 100; a query GitHub cuts off (502/504,
-// "Something went wrong while executing your query") or one over the node limit is sent again
-// with the largest size answered so far (half, before any), and that size is not asked for
-// again for 100 pages; after three answered pages in a row the size grows halfway to the
-// smallest size that timed out (by half when none did), so it settles just below the cut-off. A
-// query is never sent when the token's GraphQL budget (the rateLimit object of the last answer)
-// cannot pay for it: the pass stops with budget_spent and the caller lists over REST. A server
-// without GraphQL (404, 401, 403 that is not a rate limit, 410) ends the pass with `unavailable`
-// before anything is stored.
+// Query size adapts: GitHub cuts off a query after about 10 s, which depends on the nodes it
+// asks for, so a query holds threads while their comments asked for stay within a node cap
+// (GraphqlListerOptions::max_nodes_per_query to start). A query cut off (502/504, "Something went
+// wrong while executing your query") or over the node limit is sent again with half its nodes,
+// and that many are not asked for again for 100 queries; after three answered queries in a row
+// the cap grows halfway to the smallest count that timed out (by half when none did), so it
+// settles just below the cut-off. A query is never sent when the token's GraphQL budget (the
+// rateLimit object of the last answer) cannot pay for it: the pass stops with budget_spent and
+// the caller lists over REST. A server without GraphQL (404, 401, 403 that is not a rate
+// limit, 410) ends the pass with `unavailable` before anything is stored.
 //
 // Not thread-safe: one pass at a time, on the crawl's thread.
 #pragma once
@@ -49,20 +47,18 @@ struct GraphqlPassResult {
   bool budget_spent = false;
   // Greatest updatedAt of a comment stored.
   std::optional<absl::Time> max_comment_updated;
-  // Why the pass stopped on GraphQL's side (an answer it cannot use, timeouts at page size 1, a
-  // looping cursor, a request that failed after its retries); OK when it did not. The comments
-  // stored are then not all of them: REST lists them, as with budget_spent.
+  // Why the pass stopped on GraphQL's side (an answer it cannot use, timeouts for a single
+  // thread, a looping cursor, a request that failed after its retries); OK when it did not. The
+  // comments stored are then not all of them: REST lists them, as with budget_spent.
   absl::Status abandoned;
-  // The tracker's clock (Date) when the first page was answered: a comment edited during the
-  // pass is at or after it.
+  // The tracker's clock (Date) when the first query was answered.
   std::optional<absl::Time> started;
-  int64_t threads_pages = 0;   // threads queries answered
-  int64_t comment_pages = 0;   // follow-up queries answered
-  int64_t points = 0;          // GraphQL points charged, as the answers' rateLimit.cost said
-  int64_t timeouts = 0;        // queries cut off (sent again smaller)
-  int last_page_size = 0;
-  // Numbers of every issue the pass listed (GraphQL's issues: pull requests never).
-  std::vector<int64_t> listed;
+  int64_t queries = 0;     // comment queries answered
+  int64_t threads = 0;     // issues asked about (first pages)
+  int64_t follow_ups = 0;  // further pages of long threads asked for
+  int64_t points = 0;      // GraphQL points charged, as the answers' rateLimit.cost said
+  int64_t timeouts = 0;    // queries cut off (sent again smaller)
+  int64_t last_node_cap = 0;  // the node cap when the pass ended
 };
 
 // SweepResult is what one presence sweep found.
@@ -79,11 +75,18 @@ struct SweepResult {
   bool over_share = false;
 };
 
+// kStartNodesPerQuery is the node cap a comments pass starts with (GraphqlListerOptions).
+inline constexpr int64_t kStartNodesPerQuery = 5000;
+
 // GraphqlListerOptions tune a pass.
 struct GraphqlListerOptions {
-  // Largest (and first) page size, 1..100. Default: kIssuesPerThreadsPage.
-  int max_issues_per_page = kIssuesPerThreadsPage;
-  // Timeouts in a row at page size 1 before the pass is abandoned. Default: 3.
+  // Most issues one query asks about, 1..kThreadsPerQuery. Default: kThreadsPerQuery (1 point).
+  int max_threads_per_query = kThreadsPerQuery;
+  // The node cap a pass starts with: the most comments one query asks for in all (a single
+  // thread's page always goes). Users of GitHub see queries of 100 issues × 100 comments (10,100
+  // nodes) cut off and 60 × 100 (6,060) answered. Default: kStartNodesPerQuery.
+  int64_t max_nodes_per_query = kStartNodesPerQuery;
+  // Timeouts in a row of a query for one thread before the pass is abandoned. Default: 3.
   int max_timeouts_at_one = 3;
   // The tokens' GraphQL points left as far as the crawl knows (the pool's last figures; a
   // spent pool: 0, so no query is sent that would wait for its reset); -1: unknown. Default: -1.
@@ -105,11 +108,14 @@ class GraphqlLister {
                 v1::RepositoryRef repo, GraphqlListerOptions options,
                 std::function<absl::Status()> report);
 
-  // CommentsPass stores the comments of every issue updated at or after `since` (all when
-  // unset). Whatever goes wrong on GraphQL's side ends the pass with `abandoned` (or
-  // `budget_spent`, `unavailable`) for the caller to list over REST; errors are only those of
-  // the store, of `report` and CANCELLED.
-  absl::StatusOr<GraphqlPassResult> CommentsPass(const std::optional<absl::Time>& since);
+  // CommentsPass stores the comments of the issues `threads` names (number, the comment count
+  // the tracker reported; an issue counting none is not asked about), all of each thread's
+  // comments even when there are more than counted. An issue that no longer resolves (deleted,
+  // transferred) is skipped. Whatever goes wrong on GraphQL's side ends the pass with
+  // `abandoned` (or `budget_spent`, `unavailable`) for the caller to list over REST; errors are
+  // only those of the store, of `report` and CANCELLED.
+  absl::StatusOr<GraphqlPassResult> CommentsPass(
+      const std::vector<std::pair<int64_t, int64_t>>& threads);
 
   // Sweep finds the stored issues the tracker no longer lists and tombstones them: deleted (410
   // or 404 to a REST GET of the issue), or transferred (301 to another repository: its new
@@ -132,11 +138,6 @@ class GraphqlLister {
   absl::Status StoreComments(const std::string& listing, std::vector<v1::Comment> comments,
                              std::vector<BadItem> bad, const HttpResponse& resp, absl::Time now,
                              GraphqlPassResult* result);
-  // FollowUp continues the `pending` long threads, kThreadsPerQuery per query, while a full
-  // query's worth waits (with `flush`: until none is left), keeping each thread's next page
-  // pending: true; false when it stopped first (budget_spent or abandoned set).
-  absl::StatusOr<bool> FollowUp(std::vector<ThreadCursor>* pending, bool flush,
-                                GraphqlPassResult* result);
   // Abandon records why the pass stops on GraphQL's side.
   void Abandon(absl::Status why, GraphqlPassResult* result);
   // CheckVanished asks REST about one issue the listing lacks and tombstones it when gone.
@@ -159,8 +160,6 @@ class GraphqlLister {
   const std::string slug_;  // owner/name, for messages
   int64_t remaining_;  // the tokens' GraphQL points left, as last reported (-1: unknown)
   bool unavailable_ = false;
-  // (issue, cursor) pairs already continued: one seen again means the listing loops.
-  std::set<std::pair<int64_t, std::string>> followed_;
 };
 
 // TransferredTo names the issue at GitHub web URL `html_url` (".../OWNER/NAME/issues/N") as

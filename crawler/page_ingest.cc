@@ -60,7 +60,21 @@ absl::StatusOr<std::vector<int64_t>> PageIngest::StoredNumbers() const {
   return numbers;
 }
 
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PageIngest::StoredCommentCounts() const {
+  std::vector<std::pair<int64_t, int64_t>> counts;
+  RETURN_IF_ERROR(store_->ScanRepository(slug_, [&](const v1::Issue& issue) {
+    if (!issue.deleted() && !issue.is_pull_request() && issue.comment_count() > 0) {
+      counts.emplace_back(issue.number(), issue.comment_count());
+    }
+    return true;
+  }));
+  return counts;
+}
+
 absl::Status PageIngest::StoreIssues(const std::vector<v1::Issue>& issues) {
+  if (record_listed_) {
+    for (const v1::Issue& issue : issues) listed_.push_back(issue.number());
+  }
   ASSIGN_OR_RETURN(StoreWriteCounts r, store_->ApplyIssues(slug_, epoch_, issues));
   counters_->set_issues_fetched(counters_->issues_fetched() + static_cast<int64_t>(issues.size()));
   counters_->set_issues_stored(counters_->issues_stored() + r.stored);

@@ -10,6 +10,7 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -75,6 +76,19 @@ class PageIngest {
     return store_->MarkDeleted(slug_, epoch_, number, transferred_to);
   }
 
+  // RecordListed starts keeping the numbers of the issues StoreIssues is given (a complete
+  // listing's are the numbers the tracker lists: the presence sweep's, for free), forgetting
+  // any kept before. TakeListed hands them over.
+  void RecordListed() {
+    record_listed_ = true;
+    listed_.clear();
+  }
+  std::vector<int64_t> TakeListed() { return std::move(listed_); }
+
+  // StoredCommentCounts lists (number, comment count) of the repository's stored issues that
+  // are neither tombstones nor pull requests and count comments, ascending.
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> StoredCommentCounts() const;
+
   // StoredNumbers lists the numbers of the repository's stored issues that are neither
   // tombstones nor pull requests, ascending.
   absl::StatusOr<std::vector<int64_t>> StoredNumbers() const;
@@ -93,6 +107,8 @@ class PageIngest {
   const bool keep_raw_pages_;
   const bool include_prs_;
   v1::CrawlCounters* counters_;
+  bool record_listed_ = false;
+  std::vector<int64_t> listed_;
 };
 
 template <typename T>

@@ -84,8 +84,8 @@ absl::StatusOr<ReparseResult> Reparse(IssueStore* store, absl::string_view repo_
       return absl::OkStatus();
     }
     if (page.listing == "graphql_threads" || page.listing == "graphql_comments") {
-      // GitHub GraphQL comment pages (crawler/graphql_lister.h): comments nested in a page of
-      // issues, or the continuation of long threads.
+      // GitHub GraphQL comment pages (crawler/graphql_lister.h): issues asked for by number,
+      // or (an earlier release's pages) comments nested in a page of issues.
       std::vector<v1::Comment> comments;
       std::vector<BadItem> bad_items;
       absl::Status parsed_ok;

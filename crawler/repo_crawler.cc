@@ -145,46 +145,53 @@ class RepoCrawler::Run {
   //  - Issues over REST, as without GraphQL (crawler/github_graphql.h: GraphQL costs as much per
   //    issue for the fields the store keeps, and REST's 304s make an unchanged listing free).
   //  - When the comments are to be listed from the start (a full crawl, or no comment cursor
-  //    yet), they come over GraphQL instead of the REST comment listing: each issue's first 100
-  //    comments nested in pages of 100 issues (1 point a page), long threads continued. The
-  //    comment cursor then starts at the newest comment stored, or when the pass began if that
-  //    is earlier (a comment edited during the pass is listed again), and the REST comment
-  //    listing from there (normally one page) learns the ETag the next crawl's 304 needs. When
-  //    GraphQL is not served, or its budget runs out, REST lists the comments as it would have.
+  //    yet), they come over GraphQL instead of the REST comment listing: the stored issues that
+  //    count comments, by number, 100 a query (1 point), each asked for as many comments as the
+  //    listing counted, long threads continued. The comment cursor then starts at the newest
+  //    comment stored, or when the repository was fetched if that is earlier (a comment made or
+  //    edited after the issue listing began is listed again), and the REST comment listing from
+  //    there learns the ETag the next crawl's 304 needs. When GraphQL is not served, or its
+  //    budget runs out, REST lists the comments as it would have.
   //  - Incremental crawls with a comment cursor list their deltas over REST: a 304 is free and
   //    a change costs a page per 100 changed comments, less than a GraphQL pass plus the REST
   //    listing it would still need for comments edited on issues that did not change.
-  //  - The presence sweep then runs: with the numbers a complete GraphQL pass listed (free), or
-  //    when due (CrawlerOptions::presence_sweep_interval).
+  //  - The presence sweep then runs: with the numbers a full crawl's complete REST listing
+  //    found (free), or when due (CrawlerOptions::presence_sweep_interval).
   absl::Status CrawlGraphql() {
     const CrawlerOptions& opt = c_->options_;
     GraphqlListerOptions gopt;
-    gopt.max_issues_per_page = opt.graphql_page_size;
+    gopt.max_nodes_per_query = opt.graphql_max_nodes;
     gopt.known_remaining = KnownGraphqlRemaining();
     gopt.sweep_budget_share = opt.presence_sweep_budget;
     graphql_lister_ = std::make_unique<GraphqlLister>(
         graphql_loop_.get(), loop_.get(), tracker_, ingest_.get(), c_->clock_, GraphqlUrl(),
         Where(), repo_, gopt, [this] { return Report(); });
+    // A full crawl lists every issue from the start: the numbers it stores are the tracker's.
+    if (!incremental_) ingest_->RecordListed();
     RETURN_IF_ERROR(CrawlListing(Listing::kIssues));
     if (paused_) return absl::OkStatus();
     std::optional<std::vector<int64_t>> listed;
+    if (!incremental_) listed = ingest_->TakeListed();
     bool unavailable = false;
     if (!incremental_ || !cursor_.has_comments_since()) {
-      ASSIGN_OR_RETURN(GraphqlPassResult pass, graphql_lister_->CommentsPass(std::nullopt));
+      ASSIGN_OR_RETURN(auto threads, ingest_->StoredCommentCounts());
+      ASSIGN_OR_RETURN(GraphqlPassResult pass, graphql_lister_->CommentsPass(threads));
       graphql_points_ += pass.points;
       unavailable = pass.unavailable;
       if (!pass.unavailable) {
-        spdlog::info("{}: GraphQL listed the comments in {} pages and {} thread pages for {} "
-                     "points{}", slug_, pass.threads_pages, pass.comment_pages, pass.points,
+        spdlog::info("{}: GraphQL listed the comments of {} issues in {} queries ({} further "
+                     "pages of long threads) for {} points{}",
+                     slug_, pass.threads, pass.queries, pass.follow_ups, pass.points,
                      pass.budget_spent ? "; the GraphQL budget ran out, REST lists them" : "");
       }
       if (!pass.unavailable && !pass.budget_spent && pass.abandoned.ok()) {
         std::optional<absl::Time> since = pass.max_comment_updated;
-        if (pass.started && (!since || *pass.started < *since)) since = pass.started;
+        for (const std::optional<absl::Time>& t : {pass.started, repo_fetched_}) {
+          if (t && (!since || *t < *since)) since = t;
+        }
         if (since) *cursor_.mutable_comments_since() = ToProto(*since);
         cursor_.clear_comments_etag();
         from_cursor_ = true;
-        listed = std::move(pass.listed);
       }
     }
     RETURN_IF_ERROR(CrawlListing(Listing::kComments));
@@ -208,7 +215,7 @@ class RepoCrawler::Run {
 
   // MaybeSweep runs the presence sweep (GraphqlLister::Sweep) when it is due
   // (CrawlerOptions::presence_sweep_interval since the cursor's swept_at), or whenever the
-  // numbers are already `listed` (a full pass: it costs nothing then).
+  // numbers are already `listed` (a full crawl's listing: it costs no GraphQL then).
   absl::Status MaybeSweep(std::optional<std::vector<int64_t>> listed) {
     const CrawlerOptions& opt = c_->options_;
     const absl::Time now = c_->clock_->Now();
@@ -255,6 +262,7 @@ class RepoCrawler::Run {
     std::string url = tracker_->RepositoryUrl(Where());
     const std::string etag = incremental_ ? cursor_.repo_etag() : "";
     ASSIGN_OR_RETURN(HttpResponse resp, Get(url, etag));
+    repo_fetched_ = ParseHttpDate(resp.headers.Get("Date"));
     if (resp.status == 304 && !etag.empty()) {
       progress_.counters.set_not_modified(progress_.counters.not_modified() + 1);
       return absl::OkStatus();
@@ -422,6 +430,8 @@ class RepoCrawler::Run {
   std::unique_ptr<RequestLoop> graphql_loop_;
   int64_t graphql_points_ = 0;
   std::unique_ptr<GraphqlLister> graphql_lister_;
+  // The tracker's clock (Date) when the repository was fetched, just before the listings.
+  std::optional<absl::Time> repo_fetched_;
   // The listings continue from the cursor even in a full crawl (after a GraphQL pass).
   bool from_cursor_ = false;
   // Where the crawl's pages are stored (counting into progress_.counters).

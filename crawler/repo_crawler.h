@@ -109,12 +109,13 @@ struct CrawlerOptions {
   // The GitHub tokens' GraphQL budget, shared by every crawl of the process; null: a pool of
   // the crawl's one GitHub token. Default: null.
   std::shared_ptr<TokenPool> graphql_pool;
-  // Largest GraphQL threads page (issues per page; the adaptive size starts here). Default: 100.
-  int graphql_page_size = 100;
+  // The node cap a GraphQL comments pass starts with (comments asked for per query; it adapts
+  // to the tracker's cut-offs, crawler/graphql_lister.h). Default: kStartNodesPerQuery (5,000).
+  int64_t graphql_max_nodes = 5000;
   // With github_graphql: how often the presence sweep (deleted and transferred issues,
   // crawler/graphql_lister.h) runs per repository in incremental crawls; it costs one GraphQL
   // point per 100 issues plus one REST request per vanished issue. A full crawl sweeps with
-  // the numbers it listed anyway (free). InfiniteDuration: never; zero: every crawl.
+  // the numbers its REST listing found (free). InfiniteDuration: never; zero: every crawl.
   // Default: 24 hours.
   absl::Duration presence_sweep_interval = absl::Hours(24);
   // A due sweep that must list the numbers runs only when that costs at most this share of the

@@ -158,12 +158,15 @@ TEST(GithubGraphqlTest, AThreadIsMissingOnlyWhenGithubSaysItIsNotFound) {
   EXPECT_FALSE(ParseGraphqlCommentPages(partial, Repo(), asked).ok());
 }
 
-TEST(GithubGraphqlTest, QueryBodiesAndTransferredPlaces) {
-  const json request = json::parse(ThreadsPageBody("octo", "hello", 20, "", std::nullopt));
-  EXPECT_EQ(request["variables"]["first"], 20);
-  EXPECT_TRUE(request["variables"]["after"].is_null());
-  EXPECT_TRUE(request["variables"]["since"].is_null());
-  EXPECT_NE(request["query"].get<std::string>().find("comments(first: 100)"), std::string::npos);
+TEST(GithubGraphqlTest, QueryBodiesAskEachIssueForItsOwnCountAndTransferredPlaces) {
+  const json request = json::parse(CommentPagesBody(
+      "octo", "hello", {ThreadCursor{1, "", 3}, ThreadCursor{2, "C", 100}, ThreadCursor{4, "", 0}}));
+  const std::string query = request["query"].get<std::string>();
+  EXPECT_NE(query.find("i1: issue(number: 1) { comments(first: 3, after: $a0)"), std::string::npos);
+  EXPECT_NE(query.find("i2: issue(number: 2) { comments(first: 100, after: $a1)"), std::string::npos);
+  EXPECT_NE(query.find("comments(first: 1, after: $a2)"), std::string::npos) << "at least 1";
+  EXPECT_TRUE(request["variables"]["a0"].is_null());
+  EXPECT_EQ(request["variables"]["a1"], "C");
   EXPECT_EQ(TransferredTo("https://github.com/pytorch/vision/issues/812"),
             "github:pytorch/vision#812");
   EXPECT_EQ(TransferredTo("https://github.com/pytorch/vision/pull/812"), "");
@@ -189,20 +192,24 @@ class GraphqlListerTest : public ::testing::Test {
     MakeLister(1000);
   }
   // MakeLister makes the lister knowing `remaining` points (-1: unknown, it asks first).
-  void MakeLister(int64_t remaining) {
+  void MakeLister(int64_t remaining, int64_t max_nodes = kStartNodesPerQuery) {
     GraphqlListerOptions options;
     options.known_remaining = remaining;
+    options.max_nodes_per_query = max_nodes;
     lister_ = std::make_unique<GraphqlLister>(
         loop_.get(), loop_.get(), tracker_.get(), ingest_.get(), &clock_, kUrl,
         TrackerRepo{"https://api.test", "octo", "hello"}, Repo(), options,
         [] { return absl::OkStatus(); });
   }
-  std::string PageWith(const json& nodes, const std::string& next, int remaining) {
-    json page = json::parse(Page(nodes, !next.empty()));
-    if (!next.empty()) page["data"]["repository"]["issues"]["pageInfo"]["endCursor"] = next;
-    page["data"]["rateLimit"]["remaining"] = remaining;
-    return page.dump();
+  // Answer is a comment query's answer: each alias ("i" + number) with its comments page.
+  static std::string Answer(const json& threads, int remaining) {
+    return json{{"data",
+                 {{"rateLimit", {{"cost", 1}, {"remaining", remaining}, {"resetAt", "2030-01-01T00:00:00Z"}}},
+                  {"repository", threads}}}}
+        .dump();
   }
+  // Body is the JSON of request i's body.
+  json Body(size_t i) const { return json::parse(http_.Requests().at(i).request.body); }
   std::unique_ptr<rocksdb::Env> env_;
   std::unique_ptr<IssueStore> store_;
   std::unique_ptr<Tracker> tracker_;
@@ -215,82 +222,113 @@ class GraphqlListerTest : public ::testing::Test {
   std::unique_ptr<GraphqlLister> lister_;
 };
 
-TEST_F(GraphqlListerTest, ARepeatedCursorEndsThePassInsteadOfLooping) {
-  http_.Respond(kUrl, 200, PageWith(json::array({Thread(1, 1)}), "E", 100));
-  http_.Respond(kUrl, 200, PageWith(json::array({Thread(2, 1)}), "E", 99));
-  auto pass = lister_->CommentsPass(std::nullopt);
+TEST_F(GraphqlListerTest, AsksEachIssueForItsCommentsAndContinuesLongThreads) {
+  http_.Respond(kUrl, 200, Answer({{"i1", {{"comments", Comments(1, 2)}}},
+                                   {"i3", {{"comments", Comments(3, 100, /*more=*/true)}}}}, 99));
+  http_.Respond(kUrl, 200, Answer({{"i3", {{"comments", Comments(3, 50)}}}}, 98));
+  auto pass = lister_->CommentsPass({{1, 2}, {2, 0}, {3, 150}});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->abandoned.ok()) << pass->abandoned;
+  EXPECT_EQ(pass->threads, 2) << "an issue without comments is not asked about";
+  EXPECT_EQ(pass->queries, 2);
+  EXPECT_EQ(pass->follow_ups, 1);
+  EXPECT_EQ(pass->points, 2);
+  ASSERT_EQ(http_.Requests().size(), 2u);
+  const std::string first = Body(0)["query"];
+  EXPECT_NE(first.find("i1: issue(number: 1) { comments(first: 2,"), std::string::npos) << first;
+  EXPECT_NE(first.find("i3: issue(number: 3) { comments(first: 100,"), std::string::npos);
+  EXPECT_EQ(first.find("issue(number: 2)"), std::string::npos);
+  const json second = Body(1);
+  EXPECT_NE(second["query"].get<std::string>().find("i3: issue(number: 3)"), std::string::npos);
+  EXPECT_EQ(second["variables"]["a0"], "C1");
+  EXPECT_EQ(counters_.comments_fetched(), 152);
+}
+
+TEST_F(GraphqlListerTest, AnIssueThatNoLongerResolvesIsSkipped) {
+  const json threads = {{"i1", {{"comments", Comments(1, 1)}}}, {"i2", nullptr}};
+  json answer = json::parse(Answer(threads, 99));
+  answer["errors"] = json::array(
+      {{{"type", "NOT_FOUND"}, {"path", {"repository", "i2"}}, {"message", "Could not resolve"}}});
+  http_.Respond(kUrl, 200, answer.dump());
+  auto pass = lister_->CommentsPass({{1, 1}, {2, 4}});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->abandoned.ok()) << pass->abandoned;
+  EXPECT_EQ(counters_.comments_fetched(), 1);
+  EXPECT_EQ(http_.Pending(), 0u);
+}
+
+TEST_F(GraphqlListerTest, ARepeatedThreadCursorEndsThePass) {
+  http_.Respond(kUrl, 200, Answer({{"i8", {{"comments", Comments(8, 100, /*more=*/true)}}}}, 100));
+  http_.Respond(kUrl, 200, Answer({{"i8", {{"comments", Comments(8, 1, /*more=*/true)}}}}, 99));
+  auto pass = lister_->CommentsPass({{8, 300}});
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_EQ(pass->abandoned.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(pass->abandoned.message().find("loops"), absl::string_view::npos);
   EXPECT_EQ(http_.Pending(), 0u);
 }
 
-TEST_F(GraphqlListerTest, ARepeatedThreadCursorEndsTheFollowUps) {
-  http_.Respond(kUrl, 200, PageWith(json::array({Thread(8, 100, /*more=*/true)}), "", 100));
-  const std::string again =
-      json{{"data", {{"repository", {{"i8", {{"comments", Comments(8, 1, /*more=*/true)}}}}}}}}
-          .dump();
-  http_.Respond(kUrl, 200, again);
-  auto pass = lister_->CommentsPass(std::nullopt);
-  ASSERT_TRUE(pass.ok()) << pass.status();
-  EXPECT_EQ(pass->abandoned.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(http_.Pending(), 0u);
-}
-
 TEST_F(GraphqlListerTest, AnUnknownBudgetIsAskedForFirstForNothing) {
   MakeLister(-1);
+  auto nothing = lister_->CommentsPass({{1, 0}});
+  ASSERT_TRUE(nothing.ok()) << nothing.status();
+  EXPECT_TRUE(http_.Requests().empty()) << "no issue with comments: nothing asked, not even the budget";
   http_.Respond(kUrl, 200,
                 R"({"data": {"rateLimit": {"cost": 0, "remaining": 0, "resetAt": "2030-01-01T00:00:00Z"}}})");
-  auto pass = lister_->CommentsPass(std::nullopt);
+  auto pass = lister_->CommentsPass({{1, 1}});
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_TRUE(pass->budget_spent);
   ASSERT_EQ(http_.Requests().size(), 1u);
   EXPECT_NE(http_.Requests()[0].request.body.find("rateLimit"), std::string::npos);
-  EXPECT_EQ(http_.Requests()[0].request.body.find("issues"), std::string::npos);
+  EXPECT_EQ(http_.Requests()[0].request.body.find("issue("), std::string::npos);
 }
 
 TEST_F(GraphqlListerTest, NoQueryIsSentThatTheBudgetCannotPay) {
-  http_.Respond(kUrl, 200, PageWith(json::array({Thread(1, 2)}), "E", 0));
-  auto pass = lister_->CommentsPass(std::nullopt);
+  http_.Respond(kUrl, 200, Answer({{"i1", {{"comments", Comments(1, 100, /*more=*/true)}}}}, 0));
+  auto pass = lister_->CommentsPass({{1, 200}});
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_TRUE(pass->budget_spent);
   EXPECT_EQ(http_.Requests().size(), 1u);
   EXPECT_EQ(pass->points, 1);
 }
 
-TEST_F(GraphqlListerTest, TimeoutsHalveThePageAndWithoutGraphqlNothingIsStored) {
+TEST_F(GraphqlListerTest, TimeoutsHalveTheNodesAskedForAndWithoutGraphqlNothingIsStored) {
+  MakeLister(1000, /*max_nodes=*/300);
   http_.Respond(kUrl, 502, "<html>bad gateway</html>");
-  http_.Respond(kUrl, 200, PageWith(json::array({Thread(1, 2)}), "", 50));
-  auto pass = lister_->CommentsPass(std::nullopt);
+  for (int n : {1, 2, 3}) {
+    http_.Respond(kUrl, 200, Answer({{absl::StrCat("i", n), {{"comments", Comments(n, 100)}}}}, 90));
+  }
+  auto pass = lister_->CommentsPass({{1, 100}, {2, 100}, {3, 100}});
   ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->abandoned.ok()) << pass->abandoned;
   EXPECT_EQ(pass->timeouts, 1);
-  EXPECT_EQ(pass->last_page_size, 50);
-  const json second = json::parse(http_.Requests()[1].request.body);
-  EXPECT_EQ(second["variables"]["first"], 50);
-  EXPECT_EQ(http_.Requests()[1].request.method, "POST");
-  EXPECT_EQ(pass->listed, std::vector<int64_t>{1});
+  ASSERT_EQ(http_.Requests().size(), 4u);
+  const std::string cut = Body(0)["query"];
+  EXPECT_NE(cut.find("i3:"), std::string::npos) << "300 nodes: all three at first";
+  const std::string after = Body(1)["query"];
+  EXPECT_NE(after.find("i1:"), std::string::npos);
+  EXPECT_EQ(after.find("i2:"), std::string::npos) << "150 nodes after the cut-off: one thread";
+  EXPECT_EQ(pass->last_node_cap, 225) << "three answered: halfway back to the 300 that timed out";
+  EXPECT_EQ(counters_.comments_fetched(), 300);
 
   const int64_t fetched = counters_.comments_fetched();
-  EXPECT_EQ(fetched, 2);
   http_.Respond(kUrl, 404, R"({"message":"Not Found"})");
-  auto none = lister_->CommentsPass(std::nullopt);
+  auto none = lister_->CommentsPass({{1, 100}});
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_TRUE(none->unavailable);
   EXPECT_EQ(counters_.comments_fetched(), fetched) << "nothing stored without GraphQL";
 }
 
 TEST_F(GraphqlListerTest, AnAnswerItCannotUseAbandonsThePassForRest) {
-  http_.Respond(kUrl, 200, PageWith(json::array({Thread(1, 1)}), "E", 100));
-  http_.Respond(kUrl, 200, R"({"data": {"repository": {"issues": {"nodes": "what"}}}})");
-  auto pass = lister_->CommentsPass(std::nullopt);
+  http_.Respond(kUrl, 200, R"({"data": {"repository": "what"}})");
+  auto pass = lister_->CommentsPass({{1, 1}});
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_FALSE(pass->abandoned.ok());
   EXPECT_FALSE(pass->budget_spent);
-  // A page without issues that says more follow would page forever.
-  http_.Respond(kUrl, 200, PageWith(json::array(), "F", 100));
-  auto empty = lister_->CommentsPass(std::nullopt);
-  ASSERT_TRUE(empty.ok()) << empty.status();
-  EXPECT_FALSE(empty->abandoned.ok());
+  // An issue asked about and left out of the answer is not taken as done.
+  http_.Respond(kUrl, 200, Answer({{"i1", {{"comments", Comments(1, 1)}}}}, 90));
+  auto partial = lister_->CommentsPass({{1, 1}, {2, 1}});
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_FALSE(partial->abandoned.ok());
 }
 
 }  // namespace

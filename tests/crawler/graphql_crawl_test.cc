@@ -1,7 +1,7 @@
 // The GitHub GraphQL crawl path (CrawlerOptions::github_graphql, crawler/graphql_lister.h)
 // against the tracker simulator over real HTTP on loopback: a GraphQL crawl stores exactly what
 // the REST crawl stores (issues, comments, long threads), costs a fraction of REST's budget
-// units, re-crawls an unchanged repository for 0 budget, follows changes, adapts its page size
+// units, re-crawls an unchanged repository for 0 budget, follows changes, adapts its queries
 // to timeouts, hands over to REST when its budget runs out or /graphql is not served (then with
 // REST's request counts exactly), and never spends beyond either budget.
 #include <map>
@@ -176,11 +176,11 @@ TEST_F(GraphqlCrawlTest, WithoutGraphqlTheCrawlIsRestsExactly) {
   EXPECT_EQ(stats.requests - stats.graphql_requests, rest_requests);
 }
 
-TEST_F(GraphqlCrawlTest, TimeoutsShrinkThePageAndNoPageIsLost) {
+TEST_F(GraphqlCrawlTest, TimeoutsShrinkTheQueriesAndNoPageIsLost) {
   sim::FaultConfig faults;
-  // A page of n issues asks for n x (1 + 100 comments) nodes: more than 3,000 times out, so
-  // 100 and 50 issues do and 25 do not.
-  faults.graphql_timeout_nodes = 3000;
+  // A query asks for each issue's comments as counted (4 on average here; a long thread's page
+  // 100): more than 300 nodes times out, so the first queries (100 issues, some 500 nodes) do.
+  faults.graphql_timeout_nodes = 300;
   StartSimulator(faults, 200, 0.02);
   const std::map<int64_t, std::string> rest = RestView();
   sim_->ResetStats();
@@ -191,8 +191,8 @@ TEST_F(GraphqlCrawlTest, TimeoutsShrinkThePageAndNoPageIsLost) {
   const sim::SimStats stats = sim_->Stats();
   EXPECT_EQ(StoreView(*store), rest);
   EXPECT_GE(stats.graphql_timeouts, 2);
-  // Timeouts happen while the size comes down; it then stays below the limit (grows only by
-  // half a size after three answered pages, and each growth past the limit costs one timeout).
+  // Timeouts happen while the node cap comes down; it then stays below the limit (grows only
+  // halfway to the cut-off after three answered queries, and each growth past it costs one).
   EXPECT_LT(stats.graphql_timeouts, stats.graphql_requests / 2);
 }
 
