@@ -24,6 +24,9 @@ namespace {
 constexpr int kGrowAfter = 3;
 // Queries answered after which a node count that timed out is tried again.
 constexpr int kForgetCeilingAfter = 100;
+// Unusable answers (not JSON, cut short, not the shape asked for) to one query before the pass
+// gives up on GraphQL.
+constexpr int kAnswersBeforeGivingUp = 3;
 
 // PostFailure is the error for an answer to a POST that is not 200 (never OK: a 2xx other than
 // 200 is UNKNOWN).
@@ -123,6 +126,7 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
   int answered_in_a_row = 0;
   int answered_since_ceiling = 0;
   int timeouts_at_one = 0;
+  int bad_answers = 0;  // unusable answers in a row to the same query
   if (!queue.empty() && remaining_ < 0) {
     // The budget is unknown: ask for it (free) rather than risk a query it cannot pay for.
     if (absl::Status asked = AskBudget(&result.points, &result.timeouts); !asked.ok()) {
@@ -192,12 +196,19 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
                    slug_, nodes, cap);
       continue;
     }
+    if (!pages.ok() && ++bad_answers < kAnswersBeforeGivingUp) {
+      // An answer cut short or garbled on the way is asked for again (nothing was stored).
+      spdlog::info("{}: GraphQL answer unusable, asking again: {}", slug_,
+                   std::string(pages.status().message()).substr(0, 200));
+      continue;
+    }
     if (!pages.ok()) {
       Abandon(absl::Status(pages.status().code(), absl::StrCat("POST ", Redact(url_), ": ",
                                                                pages.status().message())),
               &result);
       break;
     }
+    bad_answers = 0;
     timeouts_at_one = 0;
     ++result.queries;
     if (!result.started) {

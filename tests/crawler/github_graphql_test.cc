@@ -318,17 +318,33 @@ TEST_F(GraphqlListerTest, TimeoutsHalveTheNodesAskedForAndWithoutGraphqlNothingI
   EXPECT_EQ(counters_.comments_fetched(), fetched) << "nothing stored without GraphQL";
 }
 
+TEST_F(GraphqlListerTest, AnAnswerCutShortIsAskedForAgain) {
+  const std::string whole = Answer({{"i1", {{"comments", Comments(1, 2)}}}}, 90);
+  http_.Respond(kUrl, 200, whole.substr(0, whole.size() / 2));
+  http_.Respond(kUrl, 200, whole);
+  auto pass = lister_->CommentsPass({{1, 2}});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->abandoned.ok()) << pass->abandoned;
+  EXPECT_EQ(http_.Requests().size(), 2u);
+  EXPECT_EQ(http_.Requests()[0].request.body, http_.Requests()[1].request.body);
+  EXPECT_EQ(counters_.comments_fetched(), 2);
+}
+
 TEST_F(GraphqlListerTest, AnAnswerItCannotUseAbandonsThePassForRest) {
-  http_.Respond(kUrl, 200, R"({"data": {"repository": "what"}})");
+  for (int i = 0; i < 3; ++i) http_.Respond(kUrl, 200, R"({"data": {"repository": "what"}})");
   auto pass = lister_->CommentsPass({{1, 1}});
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_FALSE(pass->abandoned.ok());
   EXPECT_FALSE(pass->budget_spent);
+  EXPECT_EQ(http_.Requests().size(), 3u) << "asked three times, then given up";
   // An issue asked about and left out of the answer is not taken as done.
-  http_.Respond(kUrl, 200, Answer({{"i1", {{"comments", Comments(1, 1)}}}}, 90));
+  for (int i = 0; i < 3; ++i) {
+    http_.Respond(kUrl, 200, Answer({{"i1", {{"comments", Comments(1, 1)}}}}, 90));
+  }
   auto partial = lister_->CommentsPass({{1, 1}, {2, 1}});
   ASSERT_TRUE(partial.ok()) << partial.status();
   EXPECT_FALSE(partial->abandoned.ok());
+  EXPECT_EQ(counters_.comments_fetched(), 0) << "nothing stored from an answer that lacks a thread";
 }
 
 }  // namespace

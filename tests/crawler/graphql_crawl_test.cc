@@ -196,6 +196,30 @@ TEST_F(GraphqlCrawlTest, TimeoutsShrinkTheQueriesAndNoPageIsLost) {
   EXPECT_LT(stats.graphql_timeouts, stats.graphql_requests / 2);
 }
 
+TEST_F(GraphqlCrawlTest, FlakyAnswersAreAskedAgainAndNoCommentIsLost) {
+  sim::FaultConfig faults;
+  faults.seed = 1;
+  // Answers that arrive broken (the 5xx before a query runs are the request loop's retries,
+  // tested with REST): a quarter cut halfway or garbled.
+  faults.truncated_rate = 0.1;
+  faults.invalid_json_rate = 0.15;
+  StartSimulator(faults, 600, 0.02);
+  const std::map<int64_t, std::string> rest = RestView();
+  sim_->ResetStats();
+  std::unique_ptr<rocksdb::Env> env;
+  std::unique_ptr<IssueStore> store;
+  OpenMemStore(&env, &store);
+  Crawl(store.get(), true, v1::CRAWL_MODE_FULL);
+  const sim::SimStats stats = sim_->Stats();
+  EXPECT_EQ(StoreView(*store), rest);
+  EXPECT_GT(stats.graphql_faults, 0) << "the dice should have hit some of the GraphQL queries";
+  // The comments came over GraphQL: REST listed only the page from the new cursor (and its
+  // retries), not the comments.
+  const int64_t comment_pages = stats.by_endpoint.count("comments") ? stats.by_endpoint.at("comments") : 0;
+  EXPECT_LE(comment_pages, 4);
+  EXPECT_GT(stats.graphql_points, 0);
+}
+
 TEST_F(GraphqlCrawlTest, SpentGraphqlBudgetHandsOverToRestWithoutOverspending) {
   sim::FaultConfig faults;
   faults.graphql_budget = 2;  // two points: not enough for the comments, REST lists them

@@ -84,7 +84,8 @@ void TrackerSimulator::HandleAdmin(const httplib::Request& req, httplib::Respons
                         {"points", s.graphql_points},
                         {"nodes", s.graphql_nodes},
                         {"over_budget", s.graphql_over_budget},
-                        {"timeouts", s.graphql_timeouts}};
+                        {"timeouts", s.graphql_timeouts},
+                        {"faults", s.graphql_faults}};
     j["by_tracker"] = Json::object();
     for (const char* t : {"github", "gitlab", "gitee"}) {
       auto it = s.by_tracker.find(t);

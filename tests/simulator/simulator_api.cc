@@ -2,6 +2,7 @@
 // identifies the token, enforces the per-token budget (each forge's headers and status when
 // spent), injects the configured faults, answers conditional requests with 304, and counts.
 #include <cstdio>
+#include <functional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -299,6 +300,19 @@ void TrackerSimulator::HandleGraphql(const httplib::Request& req, httplib::Respo
     return finish(401, Dump(ErrorJson("This endpoint requires you to be authenticated.",
                                       kGraphqlDocs)));
   }
+  // The dice-drawn faults, as on REST: a server error before the query runs (not charged);
+  // after it, a slow, cut-short or garbled answer (charged). The identity is the query itself.
+  const std::string identity =
+      absl::StrCat(token_key, " POST ", req.target, " ", std::hash<std::string>()(req.body));
+  const int64_t attempt = dice_.Roll(identity);
+  auto draw = [&](FaultKind kind) { return FaultDice::Draw(faults.seed, kind, identity, attempt); };
+  if (const double error_draw = draw(FaultKind::kError); error_draw < faults.error_rate) {
+    served.server_error = true;
+    const int statuses[] = {500, 502, 503};
+    const int status = statuses[static_cast<int>(error_draw / faults.error_rate * 3) % 3];
+    return finish(status, status == 500 ? Dump(Json{{"message", "Server Error"}})
+                                        : absl::StrCat("<html><body><h1>", status, "</h1></body></html>\n"));
+  }
   RateLimiter::Budget budget = graphql_limiter_.Peek(token_key, now);
   GraphqlBudget gb{budget.limit, budget.remaining, budget.reset};
   GraphqlAnswer answer;
@@ -346,6 +360,31 @@ void TrackerSimulator::HandleGraphql(const httplib::Request& req, httplib::Respo
   }
   served.graphql_timeout = answer.timed_out;
   set_headers(budget);
+  if (answer.response.status == 200 && !answer.timed_out) {
+    if (draw(FaultKind::kSlow) < faults.slow_rate && faults.slow_ms > 0) {
+      served.slow = true;
+      clock_->SleepFor(absl::Milliseconds(faults.slow_ms));
+    }
+    if (draw(FaultKind::kTruncated) < faults.truncated_rate) {
+      // Announce the full length, send about half, then cut the connection.
+      served.truncated = true;
+      res.status = 200;
+      served.status = 200;
+      auto body = std::make_shared<std::string>(std::move(answer.response.body));
+      res.set_content_provider(body->size(), kJson,
+                               [body](size_t offset, size_t, httplib::DataSink& sink) {
+                                 const size_t half = body->size() / 2;
+                                 if (offset < half) sink.write(body->data() + offset, half - offset);
+                                 return false;
+                               });
+      return Count(served);
+    }
+    if (draw(FaultKind::kInvalidJson) < faults.invalid_json_rate) {
+      served.invalid_json = true;
+      const std::string& b = answer.response.body;
+      return finish(200, b.substr(0, b.size() / 2) + "<<<not json>>>");
+    }
+  }
   finish(answer.response.status, answer.response.body);
 }
 

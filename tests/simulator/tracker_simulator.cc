@@ -161,6 +161,7 @@ void TrackerSimulator::Count(const Served& s) {
     stats_.graphql_nodes += s.points > 0 ? s.nodes : 0;
     stats_.graphql_over_budget += s.graphql_over_budget ? 1 : 0;
     stats_.graphql_timeouts += s.graphql_timeout ? 1 : 0;
+    stats_.graphql_faults += s.server_error || s.truncated || s.invalid_json ? 1 : 0;
   }
   if (!s.endpoint.empty() && s.endpoint != "redirect") ++stats_.by_endpoint[s.endpoint];
   if (!s.repo.empty()) ++stats_.by_repo[s.repo];

@@ -74,6 +74,7 @@ struct SimStats {
   int64_t graphql_over_budget = 0;  // queries costing more points than their token had left
   int64_t graphql_timeouts = 0;   // queries answered 502 for asking too many nodes
   int64_t graphql_nodes = 0;      // nodes the charged queries asked for at most
+  int64_t graphql_faults = 0;     // queries given an injected 5xx, cut or garbled answer
   std::map<std::string, int64_t> by_repo;      // "owner/name" -> requests
   std::map<std::string, int64_t> by_endpoint;  // issues, comments, issue, issue_comments, repo
   std::map<std::string, int64_t> by_tracker;   // github, gitlab, gitee -> requests
