@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -68,6 +72,58 @@ bool HasRemoteShards(const std::string& index_dir) {
     if (line.rfind("remote ", 0) == 0 || line.rfind("remote\t", 0) == 0) return true;
   }
   return false;
+}
+
+namespace {
+
+// ParseServer reads HOST:PORT (a port 1..65535).
+bool ParseServer(absl::string_view text, ShardServer* server) {
+  const size_t colon = text.rfind(':');
+  unsigned port = 0;
+  if (colon == absl::string_view::npos || colon == 0 ||
+      !absl::SimpleAtoi(text.substr(colon + 1), &port) || port == 0 || port > 65535) {
+    return false;
+  }
+  server->host = std::string(text.substr(0, colon));
+  server->port = port;
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<RemoteStubEntry>> ReadRemoteStub(const std::string& index_dir) {
+  const std::string stub = StubPath(index_dir);
+  std::ifstream in(stub);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", stub));
+  std::vector<RemoteStubEntry> entries;
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    const absl::string_view text = absl::StripAsciiWhitespace(line);
+    const std::string where = absl::StrCat(stub, ":", number, ": '", text.substr(0, 120), "'");
+    ShardServer server;
+    if (absl::StartsWith(text, kAlternatePrefix)) {
+      if (entries.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": an alternate before any remote line"));
+      }
+      const absl::string_view address =
+          absl::StripAsciiWhitespace(text.substr(std::strlen(kAlternatePrefix)));
+      if (!ParseServer(address, &server)) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": not an alternate HOST:PORT"));
+      }
+      entries.back().servers.push_back(std::move(server));
+      continue;
+    }
+    if (text.empty() || text[0] == '#') continue;
+    std::vector<absl::string_view> words =
+        absl::StrSplit(text, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    if (words.size() != 2 || words[0] != "remote" || !ParseServer(words[1], &server)) {
+      return absl::UnimplementedError(absl::StrCat(where, ": not remote HOST:PORT"));
+    }
+    entries.emplace_back().servers.push_back(std::move(server));
+  }
+  return entries;
 }
 
 std::map<std::string, uint64_t> ReadFeedPositions(const std::string& index_dir) {

@@ -60,6 +60,30 @@ std::vector<std::string> ShardPaths(const std::string& index_dir);
 // protocol (a `remote` line: issuescope-shard-server on an index host).
 bool HasRemoteShards(const std::string& index_dir);
 
+// kAlternatePrefix starts a stub line naming another shard server that serves the same shards
+// as the `remote` line before it (a copy on another host): a comment to Xapian, which ignores
+// it, and a failover target to issuescope-search (search/index_reader.h).
+inline constexpr char kAlternatePrefix[] = "#issuescope-alternate ";
+
+// ShardServer is one `HOST:PORT` of a stub.
+struct ShardServer {
+  std::string host;
+  unsigned port = 0;
+  std::string Name() const { return host + ":" + std::to_string(port); }
+};
+
+// RemoteStubEntry is one `remote HOST:PORT` line of a stub and its alternates, in order.
+struct RemoteStubEntry {
+  std::vector<ShardServer> servers;  // the `remote` line's server first
+};
+
+// ReadRemoteStub parses the stub of `index_dir` when every database line is `remote HOST:PORT`
+// (each optionally followed by `#issuescope-alternate HOST:PORT` lines; other comments and blank
+// lines are skipped). NOT_FOUND without a stub; UNIMPLEMENTED for a stub with other lines
+// (local shards, `remote` options); INVALID_ARGUMENT for an alternate before any `remote` line or
+// an address that is not HOST:PORT.
+absl::StatusOr<std::vector<RemoteStubEntry>> ReadRemoteStub(const std::string& index_dir);
+
 // ReadFeedPositions returns, per crawler store id, the change-feed position every shard has
 // consumed: the minimum over the shards of their "feed:<store_id>" metadata (a shard without
 // the key counts as 0). Throws what Xapian throws.

@@ -4,16 +4,61 @@
 #include <system_error>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
 #include "common/index_layout.h"
 #include "query_lexer.h"
 
 namespace issuescope::search {
 
+Xapian::Database OpenRemoteShard(const index::RemoteStubEntry& entry, unsigned connect_timeout_ms,
+                                 unsigned timeout_ms, std::string* served_by) {
+  std::string tried;
+  for (size_t i = 0; i < entry.servers.size(); ++i) {
+    const index::ShardServer& server = entry.servers[i];
+    try {
+      Xapian::Database db = Xapian::Remote::open(server.host, server.port, timeout_ms,
+                                                 connect_timeout_ms);
+      if (i > 0) {
+        spdlog::warn("search: shard server {} cannot be reached ({}); using its alternate {}",
+                     entry.servers[0].Name(), tried, server.Name());
+      }
+      if (served_by != nullptr) *served_by = server.Name();
+      return db;
+    } catch (const Xapian::NetworkError& e) {
+      absl::StrAppend(&tried, tried.empty() ? "" : "; ", server.Name(), ": ", e.get_msg());
+      if (i + 1 == entry.servers.size()) {
+        throw Xapian::NetworkError(
+            absl::StrCat("no shard server of ", entry.servers[0].Name(),
+                         entry.servers.size() > 1 ? " or its alternates" : "", " answers (",
+                         tried, ")"),
+            e.get_context());
+      }
+    }
+  }
+  throw Xapian::InvalidArgumentError("a stub line names no shard server");
+}
+
 Xapian::Database OpenIndexForReading(const std::string& index_dir) {
   const std::string stub = index::StubPath(index_dir);
   std::error_code ec;
-  if (std::filesystem::exists(stub, ec)) return Xapian::Database(stub);
-  return Xapian::Database(index_dir);
+  if (!std::filesystem::exists(stub, ec)) return Xapian::Database(index_dir);
+  if (index::HasRemoteShards(index_dir)) {
+    absl::StatusOr<std::vector<index::RemoteStubEntry>> entries = index::ReadRemoteStub(index_dir);
+    if (entries.ok() && !entries->empty()) {
+      Xapian::Database all;
+      for (const index::RemoteStubEntry& entry : *entries) {
+        all.add_database(OpenRemoteShard(entry, kShardConnectTimeoutMs, kShardTimeoutMs));
+      }
+      return all;
+    }
+    if (!entries.ok() && entries.status().code() == absl::StatusCode::kInvalidArgument) {
+      throw Xapian::DatabaseOpeningError(std::string(entries.status().message()));
+    }
+    // Other stubs (local shards beside remote ones, `remote` options): Xapian reads them,
+    // without alternates.
+  }
+  return Xapian::Database(stub);
 }
 
 Xapian::Database OpenGoneForReading(const std::string& index_dir) {

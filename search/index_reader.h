@@ -3,14 +3,29 @@
 
 #include <string>
 
+#include "common/index_layout.h"
 #include "xapian.h"
 
 namespace issuescope::search {
 
 // OpenIndexForReading opens an index directory for searching: the stub when the directory has
-// one, else the directory as one database. Throws what Xapian throws (DatabaseOpeningError
-// while the index does not exist yet); callers convert at their edge.
+// one, else the directory as one database. A stub of shard servers only (index::ReadRemoteStub)
+// is opened server by server: each `remote` line's server, or when it cannot be reached, the
+// first of its `#issuescope-alternate` servers that can (a copy of the same shards on another
+// host; OpenRemoteShard). Throws what Xapian throws (DatabaseOpeningError while the index does
+// not exist yet; NetworkError when no server of a shard answers); callers convert at their edge.
 Xapian::Database OpenIndexForReading(const std::string& index_dir);
+
+// Timeouts of a connection to a shard server, in ms: to connect (short, so that a host that is
+// away fails over soon), and for each exchange after (Xapian's own default).
+inline constexpr unsigned kShardConnectTimeoutMs = 2000;
+inline constexpr unsigned kShardTimeoutMs = 10000;
+
+// OpenRemoteShard connects to the first of `entry`'s servers that answers and returns its
+// database; `served_by` (may be null) gets that server's name. Throws the NetworkError of the
+// last server tried, naming every server, when none answers.
+Xapian::Database OpenRemoteShard(const index::RemoteStubEntry& entry, unsigned connect_timeout_ms,
+                                 unsigned timeout_ms, std::string* served_by = nullptr);
 
 // OpenGoneForReading opens the gone databases (common/index_layout.h, kGoneDirName) of every
 // local database of an index as one database; an empty in-memory one when no issue has gone

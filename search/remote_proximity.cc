@@ -1,5 +1,7 @@
 #include "remote_proximity.h"
 
+#include "index_reader.h"
+
 #include <algorithm>
 #include <atomic>
 #include <fstream>
@@ -277,39 +279,30 @@ std::pair<const std::string*, Xapian::docid> RemoteShardLayout::Locate(Xapian::d
 }
 
 absl::StatusOr<RemoteShardLayout> ProbeRemoteShardLayout(const std::string& index_dir) {
-  std::ifstream in(index::StubPath(index_dir));
-  if (!in) return absl::UnavailableError(absl::StrCat("cannot read ", index::StubPath(index_dir)));
+  absl::StatusOr<std::vector<index::RemoteStubEntry>> entries = index::ReadRemoteStub(index_dir);
+  if (!entries.ok() && entries.status().code() == absl::StatusCode::kNotFound) {
+    return absl::UnavailableError(entries.status().message());
+  }
+  if (!entries.ok()) return absl::UnimplementedError(entries.status().message());
   RemoteShardLayout layout;
   std::set<std::string> seen;
   std::vector<std::string> all;
-  for (std::string line; std::getline(in, line);) {
-    const absl::string_view text = absl::StripAsciiWhitespace(line);
-    if (text.empty() || text[0] == '#') continue;
-    std::vector<std::string> words = absl::StrSplit(text, absl::ByAnyChar(" \t"), absl::SkipEmpty());
-    if (words.size() != 2 || words[0] != "remote") {
-      return absl::UnimplementedError(absl::StrCat("stub line '", line, "' is not remote HOST:PORT"));
-    }
-    const size_t colon = words[1].rfind(':');
-    unsigned port = 0;
-    if (colon == std::string::npos || colon == 0 ||
-        !absl::SimpleAtoi(words[1].substr(colon + 1), &port) || port == 0 || port > 65535) {
-      return absl::UnimplementedError(absl::StrCat("stub line '", line, "' is not remote HOST:PORT"));
-    }
+  for (const index::RemoteStubEntry& entry : *entries) {
     std::string uuid;
+    std::string served_by = entry.servers[0].Name();
     try {
       // Short timeouts: a search waits for no probe (Searcher::RemoteLayout), but a probe of
-      // an unreachable server should end soon.
-      Xapian::Database server = Xapian::Remote::open(words[1].substr(0, colon), port, 2000, 2000);
-      uuid = server.get_uuid();
+      // an unreachable server should end soon. An alternate serves the same shards (the same
+      // UUIDs: copies made by replication).
+      uuid = OpenRemoteShard(entry, 2000, 2000, &served_by).get_uuid();
     } catch (const Xapian::Error& e) {
-      return absl::UnavailableError(
-          absl::StrCat("shard server ", words[1], ": ", e.get_description()));
+      return absl::UnavailableError(e.get_msg());
     }
     std::vector<std::string> shards = absl::StrSplit(uuid, ':');
     for (const std::string& shard : shards) {
       if (shard.empty() || !seen.insert(shard).second) {
         return absl::UnavailableError(absl::StrCat(
-            "shard server ", words[1], " reports shard UUIDs '", uuid,
+            "shard server ", served_by, " reports shard UUIDs '", uuid,
             "': a shard without a UUID, or one served twice"));
       }
       all.push_back(shard);

@@ -97,11 +97,13 @@ class ShardServerTest : public ::testing::Test {
     remote_sampled_ = Searcher::ForPath(remote_dir_, sampled);
   }
 
-  // StartServer starts shard server h (shards h, h + kHosts, …) on its port.
-  void StartServer(int h) {
+  // StartServer starts shard server h on its port, serving the shards of server `shards_of`
+  // (s, s + kHosts, …; default h's own).
+  void StartServer(int h, int shards_of = -1) {
+    if (shards_of < 0) shards_of = h;
     std::vector<std::string> argv = {Bin("issuescope-shard-server"),
                                      absl::StrCat("--listen=127.0.0.1:", ports_[h])};
-    for (uint32_t s = h; s < kShards; s += kHosts) {
+    for (uint32_t s = shards_of; s < kShards; s += kHosts) {
       argv.push_back("--db=" + work_ + "/index/" + index::ShardDirName(s));
     }
     auto server = Subprocess::Start(argv, absl::StrCat(work_, "/shard-server-", h, ".log"));
@@ -447,6 +449,75 @@ TEST(RemoteRegistryTest, ClassesRoundTripAndRejectMalformedBytes) {
   ASSERT_NE(registry.get_weighting_scheme("issuescope.RankingWeight"), nullptr);
   ASSERT_NE(registry.get_match_spy("issuescope.FacetCounter"), nullptr);
   ASSERT_NE(registry.get_match_spy("issuescope.AggregateCounter"), nullptr);
+}
+
+// A `remote` line followed by `#issuescope-alternate` lines (a copy of the same shards served
+// on another host): when the line's server is lost mid-run, searches go on over the alternate
+// and answer exactly as before; when no server of a shard answers, UNAVAILABLE naming them.
+TEST_F(ShardServerTest, ALostShardServerFailsOverToItsAlternate) {
+  ports_.push_back(issuescope::testing::FreeLoopbackPort());
+  servers_.resize(3);
+  ASSERT_NO_FATAL_FAILURE(StartServer(2, /*shards_of=*/1));
+  const std::string dir = work_ + "/failover";
+  std::filesystem::create_directories(dir);
+  std::ofstream(index::StubPath(dir)) << "remote 127.0.0.1:" << ports_[0] << "\n"
+                                      << "remote 127.0.0.1:" << ports_[1] << "\n"
+                                      << "# the same shards on another host\n"
+                                      << index::kAlternatePrefix << "127.0.0.1:" << ports_[2] << "\n";
+  std::unique_ptr<Searcher> failover = Searcher::ForPath(dir);
+  auto expect_as_local = [&](const std::string& when) {
+    for (const std::string& q : {std::string("cuda memory"), std::string("leak sort:updated"),
+                                 std::string("crash repo:org/repo1")}) {
+      auto want = local_->Search(Request(q, true));
+      ASSERT_TRUE(want.ok()) << q << ": " << want.status();
+      auto got = failover->Search(Request(q, true));
+      ASSERT_TRUE(got.ok()) << when << ", " << q << ": " << got.status();
+      EXPECT_EQ(Comparable(*got), Comparable(*want)) << when << ", " << q;
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(expect_as_local("both servers up"));
+  // The whole server, as when its host is lost: the listener and its connections' processes
+  // (a process group; killing the listener alone leaves open connections served).
+  kill(-servers_[1]->pid(), SIGKILL);
+  ASSERT_TRUE(servers_[1]->Wait(absl::Seconds(10)));
+  ASSERT_NO_FATAL_FAILURE(expect_as_local("server 1 killed, its alternate serving"));
+
+  // Without the alternate, the lost server's shards cannot be searched: a clear UNAVAILABLE.
+  kill(-servers_[2]->pid(), SIGKILL);
+  ASSERT_TRUE(servers_[2]->Wait(absl::Seconds(10)));
+  auto none = failover->Search(Request("cuda memory", false));
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kUnavailable) << none.status();
+  EXPECT_NE(none.status().message().find(absl::StrCat("127.0.0.1:", ports_[2])), absl::string_view::npos)
+      << none.status();
+}
+
+TEST(RemoteStubTest, AlternatesFollowTheirRemoteLineAndBadLinesAreNamed) {
+  const std::string dir = TempDir();
+  auto write = [&](const std::string& text) { std::ofstream(index::StubPath(dir)) << text; };
+  write("remote a:1\n#issuescope-alternate b:2\n#issuescope-alternate c:3\n\n# note\nremote d:4\n");
+  auto entries = index::ReadRemoteStub(dir);
+  ASSERT_TRUE(entries.ok()) << entries.status();
+  ASSERT_EQ(entries->size(), 2u);
+  ASSERT_EQ((*entries)[0].servers.size(), 3u);
+  EXPECT_EQ((*entries)[0].servers[2].Name(), "c:3");
+  EXPECT_EQ((*entries)[1].servers[0].Name(), "d:4");
+  write("#issuescope-alternate b:2\nremote a:1\n");
+  EXPECT_EQ(index::ReadRemoteStub(dir).status().code(), absl::StatusCode::kInvalidArgument);
+  write("remote a:1\n#issuescope-alternate b:99999\n");
+  entries = index::ReadRemoteStub(dir);
+  EXPECT_EQ(entries.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(entries.status().message().find(":2:"), absl::string_view::npos) << entries.status();
+  write("auto shard-000\nremote a:1\n");
+  EXPECT_EQ(index::ReadRemoteStub(dir).status().code(), absl::StatusCode::kUnimplemented);
+  // A searcher over a stub whose alternate comes first says what is wrong.
+  write("#issuescope-alternate b:2\nremote 127.0.0.1:1\n");
+  auto searcher = Searcher::ForPath(dir);
+  auto result = searcher->Search(Request("x", false));
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("alternate before any remote line"),
+            absl::string_view::npos) << result.status();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
