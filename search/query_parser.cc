@@ -383,6 +383,8 @@ absl::StatusOr<ParsedQuery> QueryParser::Parse(absl::string_view query,
     return Parser(*tokens, db_, options).Run();
   } catch (const Xapian::DatabaseModifiedError&) {
     throw;  // a newer revision was committed: the searcher reopens and retries
+  } catch (const Xapian::NetworkError&) {
+    throw;  // a shard server's connection broke: the searcher reconnects (or fails over) and retries
   } catch (const Xapian::Error& e) {
     return FromXapianError(e, "parsing the query failed");
   }

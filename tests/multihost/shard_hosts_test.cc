@@ -11,7 +11,9 @@
 // its first and second page.
 // Then bench_search_load runs the set against both, one client, and the test prints p50/p99 of
 // each side and their ratio: a figure, not an assertion (docs/BENCHMARKS.md records the
-// 100,000-issue run).
+// 100,000-issue run). Last, index1 is lost mid-query: its shard server's processes killed under
+// 8 clients. The stub names a second server on index0, over the shards index1's are copies of,
+// as index1's alternate (`#issuescope-alternate`): no query may fail or answer differently.
 //
 //   ISSUESCOPE_SHARD_HOSTS_ISSUES (default 20000) and ISSUESCOPE_SHARD_HOSTS_REPS (default 5)
 //   size the run.
@@ -19,12 +21,14 @@
 // Needs root (network namespaces) and xapian-tools; skips elsewhere, saying why. CTest label
 // `multihost`.
 #include <arpa/inet.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 
 #include <cstdio>
@@ -32,8 +36,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -214,6 +220,7 @@ TEST(ShardHostsTest, SearchOverTwoIndexHostsAnswersAsOneIndex) {
 
   // A shard server on each index host: shard s of S on server s mod 2 (common/index_layout.h).
   std::string stub;
+  Subprocess* index1_server = nullptr;
   for (int h = 0; h < 2; ++h) {
     const std::string host = absl::StrCat("index", h);
     std::vector<std::string> argv = {Bin("issuescope-shard-server"),
@@ -225,8 +232,23 @@ TEST(ShardHostsTest, SearchOverTwoIndexHostsAnswersAsOneIndex) {
     ASSERT_TRUE(server.ok()) << server.status();
     ASSERT_TRUE(WaitForListener(lab->address(host), 7020, server->get()))
         << ReadFile(logs + "/" + host + ".log");
+    if (h == 1) index1_server = server->get();
     processes.push_back(*std::move(server));
     absl::StrAppend(&stub, "remote ", lab->address(host), ":7020\n");
+  }
+  // index1's alternate: a second server on index0 over the same shards where the indexer wrote
+  // them (index1's are copies of those, with the same UUIDs and documents).
+  {
+    std::vector<std::string> argv = {Bin("issuescope-shard-server"), "--listen=" + index0 + ":7021"};
+    for (uint32_t s = 1; s < kShards; s += 2) {
+      argv.push_back("--db=" + index + "/" + index::ShardDirName(s));
+    }
+    auto server = Subprocess::Start(InHost(*lab, "index0", argv), logs + "/index0-alternate.log");
+    ASSERT_TRUE(server.ok()) << server.status();
+    ASSERT_TRUE(WaitForListener(index0, 7021, server->get()))
+        << ReadFile(logs + "/index0-alternate.log");
+    processes.push_back(*std::move(server));
+    absl::StrAppend(&stub, index::kAlternatePrefix, index0, ":7021\n");
   }
   const std::string remote = work + "/remote";
   std::filesystem::create_directories(remote);
@@ -314,6 +336,68 @@ TEST(ShardHostsTest, SearchOverTwoIndexHostsAnswersAsOneIndex) {
               issues, reps, single["p50"].get<double>(), single["p99"].get<double>(),
               split["p50"].get<double>(), split["p99"].get<double>(),
               split["p99"].get<double>() / std::max(1e-9, single["p99"].get<double>()));
+
+  // An index host lost mid-query: index1's shard server, its whole process group (the listener
+  // and its connections' processes, as when the host goes), killed under 8 clients. Every answer
+  // must be the one the service gave before, over index0's alternate once index1 is gone.
+  std::vector<std::pair<v1::SearchRequest, std::string>> reference;
+  for (const bench::BenchQuery& q : *queries) {
+    v1::SearchRequest request;
+    request.set_query(q.query);
+    for (const std::string& f : q.facets) request.add_facets(f);
+    auto before = Call(stubs[1].get(), request);
+    ASSERT_TRUE(before.ok()) << q.id << ": " << before.status();
+    reference.emplace_back(request, Comparable(*before));
+  }
+  std::atomic<bool> stop{false}, lost{false};
+  std::atomic<int64_t> answered{0}, failed{0}, wrong{0}, after_loss{0};
+  std::mutex problem_mu;
+  std::string first_problem;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 8; ++c) {
+    clients.emplace_back([&, c] {
+      auto client = v1::Search::NewStub(
+          grpc::CreateChannel(targets[1], grpc::InsecureChannelCredentials()));
+      for (size_t i = static_cast<size_t>(c) * 7; !stop.load(); ++i) {
+        const auto& [request, want] = reference[i % reference.size()];
+        const bool after = lost.load();
+        auto got = Call(client.get(), request);
+        std::string problem;
+        if (!got.ok()) {
+          ++failed;
+          problem = absl::StrCat(request.query(), ": ", got.status().ToString());
+        } else if (Comparable(*got) != want) {
+          ++wrong;
+          problem = absl::StrCat(request.query(), ": a different answer");
+        } else {
+          ++answered;
+          if (after) ++after_loss;
+        }
+        if (!problem.empty()) {
+          std::lock_guard<std::mutex> lock(problem_mu);
+          if (first_problem.empty()) first_problem = problem;
+        }
+      }
+    });
+  }
+  absl::SleepFor(absl::Seconds(2));
+  ASSERT_NE(index1_server, nullptr);
+  kill(-index1_server->pid(), SIGKILL);
+  const bool gone = index1_server->Wait(absl::Seconds(10));
+  lost = true;
+  absl::SleepFor(absl::Seconds(4));
+  stop = true;
+  for (std::thread& t : clients) t.join();
+  ASSERT_TRUE(gone) << "index1's shard server did not die";
+  std::printf("[shard-hosts] index1 lost under 8 clients: %lld queries answered as before "
+              "(%lld of them sent after the loss, over index0's alternate), %lld failed, %lld "
+              "different\n",
+              static_cast<long long>(answered.load()), static_cast<long long>(after_loss.load()),
+              static_cast<long long>(failed.load()), static_cast<long long>(wrong.load()));
+  EXPECT_EQ(failed.load(), 0) << first_problem;
+  EXPECT_EQ(wrong.load(), 0) << first_problem;
+  EXPECT_GT(after_loss.load(), 0) << "no query was answered after index1 was lost";
+
   if (!::testing::Test::HasFailure()) {
     for (auto it = processes.rbegin(); it != processes.rend(); ++it) (*it)->Stop();
     processes.clear();

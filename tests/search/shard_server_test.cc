@@ -8,11 +8,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -476,10 +479,49 @@ TEST_F(ShardServerTest, ALostShardServerFailsOverToItsAlternate) {
     }
   };
   ASSERT_NO_FATAL_FAILURE(expect_as_local("both servers up"));
-  // The whole server, as when its host is lost: the listener and its connections' processes
-  // (a process group; killing the listener alone leaves open connections served).
+  // Searches in flight while the whole server goes, as when its host is lost: the listener and
+  // its connections' processes (a process group; killing the listener alone leaves open
+  // connections served). Each is answered, over the alternate once the server is gone.
+  std::map<std::string, std::string> want;
+  const std::vector<std::string> queries = {"cuda memory", "leak sort:updated", "crash in:title",
+                                            "kernel OR nan", "gradient -slow"};
+  for (const std::string& q : queries) {
+    auto answer = local_->Search(Request(q, true));
+    ASSERT_TRUE(answer.ok()) << q << ": " << answer.status();
+    want[q] = Comparable(*answer);
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<int> answered{0}, failed{0}, wrong{0};
+  std::mutex mu;
+  std::string first_failure;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&, c] {
+      for (size_t i = c; !stop.load(); ++i) {
+        const std::string& q = queries[i % queries.size()];
+        auto got = failover->Search(Request(q, true));
+        if (!got.ok()) {
+          ++failed;
+          std::lock_guard<std::mutex> lock(mu);
+          if (first_failure.empty()) first_failure = q + ": " + got.status().ToString();
+        } else if (Comparable(*got) != want[q]) {
+          ++wrong;
+        } else {
+          ++answered;
+        }
+      }
+    });
+  }
+  absl::SleepFor(absl::Milliseconds(300));
   kill(-servers_[1]->pid(), SIGKILL);
-  ASSERT_TRUE(servers_[1]->Wait(absl::Seconds(10)));
+  const bool gone = servers_[1]->Wait(absl::Seconds(10));
+  absl::SleepFor(absl::Seconds(1));
+  stop = true;
+  for (std::thread& t : clients) t.join();
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(failed.load(), 0) << first_failure;
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(answered.load(), 20);
   ASSERT_NO_FATAL_FAILURE(expect_as_local("server 1 killed, its alternate serving"));
 
   // Without the alternate, the lost server's shards cannot be searched: a clear UNAVAILABLE.
