@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -71,6 +72,11 @@ absl::Status GraphqlLister::AskBudget(int64_t* points, int64_t* timeouts) {
   return absl::OkStatus();
 }
 
+void GraphqlLister::Charged(int64_t* points) {
+  if (remaining_ > 0) --remaining_;
+  if (points != nullptr) ++*points;
+}
+
 void GraphqlLister::NoteRate(const GraphqlRate& rate, int64_t* points) {
   if (rate.cost > 0) *points += rate.cost;
   if (rate.remaining >= 0) remaining_ = rate.remaining;
@@ -127,6 +133,7 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
   int answered_since_ceiling = 0;
   int timeouts_at_one = 0;
   int bad_answers = 0;  // unusable answers in a row to the same query
+  std::map<int64_t, int> shrunk;  // threads cut off alone: the comments asked for at a time
   if (!queue.empty() && remaining_ < 0) {
     // The budget is unknown: ask for it (free) rather than risk a query it cannot pay for.
     if (absl::Status asked = AskBudget(&result.points, &result.timeouts); !asked.ok()) {
@@ -179,27 +186,49 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
       break;
     }
     if (!pages.ok() && pages.status().code() == absl::StatusCode::kOutOfRange) {
-      // Cut off or over the node limit: ask for half as many nodes, and not this many again.
-      if (resp) ++result.timeouts;
+      // Cut off (charged: the query ran) or over the node limit (not run).
+      if (resp) {
+        ++result.timeouts;
+      } else {
+        Charged(&result.points);
+      }
       answered_in_a_row = 0;
       answered_since_ceiling = 0;
-      ceiling = std::min(ceiling, nodes);
-      if (n == 1 && ++timeouts_at_one >= options_.max_timeouts_at_one) {
+      bad_answers = 0;
+      if (n > 1) {
+        // Ask for half as many nodes, and not for this many again for a while.
+        ceiling = std::min(ceiling, nodes);
+        cap = std::max<int64_t>(1, nodes / 2);
+        spdlog::info("{}: GraphQL query for {} comments timed out; asking for at most {} a query",
+                     slug_, nodes, cap);
+        continue;
+      }
+      // One thread alone: fewer of its comments at a time; the cap stays for the others.
+      ThreadCursor& alone = queue.front();
+      if (alone.first > 1) {
+        alone.first = std::max(1, alone.first / 2);
+        shrunk[alone.number] = alone.first;  // its next pages too
+        spdlog::info("{}: GraphQL query for #{}'s comments timed out; asking for {} at a time",
+                     slug_, alone.number, alone.first);
+        continue;
+      }
+      if (++timeouts_at_one >= options_.max_timeouts_at_one) {
         Abandon(absl::UnavailableError(absl::StrCat(
-                    "POST ", Redact(url_), ": GraphQL queries time out even for one issue's "
-                    "comments (", timeouts_at_one, " times)")),
+                    "POST ", Redact(url_), ": GraphQL queries time out even for one comment of #",
+                    alone.number, " (", timeouts_at_one, " times)")),
                 &result);
         break;
       }
-      cap = std::max<int64_t>(1, nodes / 2);
-      spdlog::info("{}: GraphQL query for {} comments timed out; asking for at most {} a query",
-                   slug_, nodes, cap);
       continue;
+    }
+    if (!pages.ok()) {
+      // Unusable (not JSON, cut short, not the shape asked for): charged as far as we know.
+      Charged(nullptr);
     }
     if (!pages.ok() && ++bad_answers < kAnswersBeforeGivingUp) {
       // An answer cut short or garbled on the way is asked for again (nothing was stored).
       spdlog::info("{}: GraphQL answer unusable, asking again: {}", slug_,
-                   std::string(pages.status().message()).substr(0, 200));
+                   std::string(pages.status().message()).substr(0, 120));
       continue;
     }
     if (!pages.ok()) {
@@ -236,6 +265,7 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
         break;
       }
       ++result.follow_ups;
+      if (auto it = shrunk.find(more.number); it != shrunk.end()) more.first = it->second;
       queue.push_back(std::move(more));  // pooled with the threads still waiting
     }
     if (loops) break;
@@ -300,6 +330,7 @@ absl::StatusOr<SweepResult> GraphqlLister::Sweep(std::optional<std::vector<int64
     }
     std::string after;
     std::set<std::string> cursors;
+    int failed_tries = 0;  // of the same numbers page
     for (;;) {
       RETURN_IF_ERROR(graphql_->CheckCancelled());
       if (!Affordable(1)) return result;  // incomplete: nothing is tombstoned
@@ -310,19 +341,22 @@ absl::StatusOr<SweepResult> GraphqlLister::Sweep(std::optional<std::vector<int64
       }
       if (!sent.ok()) return sent.status();
       if (unavailable_) return result;  // no GraphQL here: no sweep (nothing is tombstoned)
-      if (!*sent) {
-        return absl::UnavailableError(
-            absl::StrCat("POST ", Redact(url_), ": a numbers page timed out"));
-      }
-      absl::StatusOr<GraphqlNumbersPage> page = ParseGraphqlNumbersPage((*sent)->body);
+      absl::StatusOr<GraphqlNumbersPage> page =
+          *sent ? ParseGraphqlNumbersPage((*sent)->body)
+                : absl::StatusOr<GraphqlNumbersPage>(absl::UnavailableError("timed out"));
       if (!page.ok() && page.status().code() == absl::StatusCode::kResourceExhausted) {
         remaining_ = 0;
         return result;
       }
       if (!page.ok()) {
+        // Cut off, cut short or garbled: asked for again, three times in all (each charged).
+        Charged(&result.points);
+        if (++failed_tries < kAnswersBeforeGivingUp) continue;
         return absl::Status(page.status().code(),
-                            absl::StrCat("POST ", Redact(url_), ": ", page.status().message()));
+                            absl::StrCat("POST ", Redact(url_), ": a numbers page, ",
+                                         failed_tries, " times: ", page.status().message()));
       }
+      failed_tries = 0;
       ++result.pages;
       NoteRate(page->rate, &result.points);
       numbers.insert(numbers.end(), page->numbers.begin(), page->numbers.end());

@@ -8,11 +8,13 @@
 //
 // Query size adapts: GitHub cuts off a query after about 10 s, which depends on the nodes it
 // asks for, so a query holds threads while their comments asked for stay within a node cap
-// (GraphqlListerOptions::max_nodes_per_query to start). A query cut off (502/504, "Something went
-// wrong while executing your query") or over the node limit is sent again with half its nodes,
-// and that many are not asked for again for 100 queries; after three answered queries in a row
-// the cap grows halfway to the smallest count that timed out (by half when none did), so it
-// settles just below the cut-off. A query is never sent when the token's GraphQL budget (the
+// (GraphqlListerOptions::max_nodes_per_query to start). A query of several threads cut off
+// (502/504, "Something went wrong while executing your query"; charged) or over the node limit
+// is sent again with half its nodes, and that many are not asked for again for 100 queries;
+// after three answered queries in a row the cap grows halfway to the smallest count that timed
+// out (by half when none did), so it settles just below the cut-off. A thread cut off alone is
+// asked for half as many comments at a time (the cap stays). An answer that cannot be read (cut
+// short or garbled on the way) is asked for again, three times in all. A query is never sent when the token's GraphQL budget (the
 // rateLimit object of the last answer) cannot pay for it: the pass stops with budget_spent and
 // the caller lists over REST. A server without GraphQL (404, 401, 403 that is not a rate
 // limit, 410) ends the pass with `unavailable` before anything is stored.
@@ -57,7 +59,7 @@ struct GraphqlPassResult {
   int64_t threads = 0;     // issues asked about (first pages)
   int64_t follow_ups = 0;  // further pages of long threads asked for
   int64_t points = 0;      // GraphQL points charged, as the answers' rateLimit.cost said
-  int64_t timeouts = 0;    // queries cut off (sent again smaller)
+  int64_t timeouts = 0;    // queries cut off or over the node limit (the budget probe's too)
   int64_t last_node_cap = 0;  // the node cap when the pass ended
 };
 
@@ -134,6 +136,9 @@ class GraphqlLister {
   // Affordable reports whether the last known budget pays for `points`.
   bool Affordable(int64_t points) const;
   void NoteRate(const GraphqlRate& rate, int64_t* points);
+  // Charged notes a query that ran without an answer to read its cost from (at most 1 point):
+  // one point less left, and one more in `points` when not null.
+  void Charged(int64_t* points);
   // StoreComments stores comments of a page (future-dated ones quarantined).
   absl::Status StoreComments(const std::string& listing, std::vector<v1::Comment> comments,
                              std::vector<BadItem> bad, const HttpResponse& resp, absl::Time now,

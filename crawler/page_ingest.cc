@@ -1,5 +1,7 @@
 #include "page_ingest.h"
 
+#include <string_view>
+
 #include "common/logging.h"
 #include "common/status_macros.h"
 
@@ -14,6 +16,7 @@ bool SameTime(const google::protobuf::Timestamp& a, const google::protobuf::Time
 
 absl::Status PageIngest::Quarantine(const char* listing, const std::string& url,
                                     absl::Time fetched, const std::vector<BadItem>& bad) {
+  if (std::string_view(listing) == "issues") issues_set_aside_ += static_cast<int64_t>(bad.size());
   for (const BadItem& b : bad) {
     QuarantinedItem q;
     q.listing = listing;

@@ -85,6 +85,10 @@ class PageIngest {
   }
   std::vector<int64_t> TakeListed() { return std::move(listed_); }
 
+  // IssuesSetAside counts the issue items of this crawl's issue listings that were set aside
+  // (quarantined, or dated after the tracker's clock): issues listed but not stored.
+  int64_t IssuesSetAside() const { return issues_set_aside_; }
+
   // StoredCommentCounts lists (number, comment count) of the repository's stored issues that
   // are neither tombstones nor pull requests and count comments, ascending.
   absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> StoredCommentCounts() const;
@@ -108,6 +112,7 @@ class PageIngest {
   const bool include_prs_;
   v1::CrawlCounters* counters_;
   bool record_listed_ = false;
+  int64_t issues_set_aside_ = 0;
   std::vector<int64_t> listed_;
 };
 

@@ -110,7 +110,7 @@ struct CrawlerOptions {
   // the crawl's one GitHub token. Default: null.
   std::shared_ptr<TokenPool> graphql_pool;
   // The node cap a GraphQL comments pass starts with (comments asked for per query; it adapts
-  // to the tracker's cut-offs, crawler/graphql_lister.h). Default: kStartNodesPerQuery (5,000).
+  // to the tracker's cut-offs, crawler/graphql_lister.h: kStartNodesPerQuery). Default: 5,000.
   int64_t graphql_max_nodes = 5000;
   // With github_graphql: how often the presence sweep (deleted and transferred issues,
   // crawler/graphql_lister.h) runs per repository in incremental crawls; it costs one GraphQL

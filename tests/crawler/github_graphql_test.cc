@@ -318,6 +318,34 @@ TEST_F(GraphqlListerTest, TimeoutsHalveTheNodesAskedForAndWithoutGraphqlNothingI
   EXPECT_EQ(counters_.comments_fetched(), fetched) << "nothing stored without GraphQL";
 }
 
+TEST_F(GraphqlListerTest, AThreadCutOffAloneIsAskedForFewerCommentsAtATime) {
+  http_.Respond(kUrl, 502, "<html>bad gateway</html>");
+  http_.Respond(kUrl, 200, Answer({{"i5", {{"comments", Comments(5, 40, /*more=*/true)}}}}, 90));
+  http_.Respond(kUrl, 200, Answer({{"i5", {{"comments", Comments(5, 40)}}}}, 89));
+  auto pass = lister_->CommentsPass({{5, 80}});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->abandoned.ok()) << pass->abandoned;
+  ASSERT_EQ(http_.Requests().size(), 3u);
+  EXPECT_NE(Body(0)["query"].get<std::string>().find("comments(first: 80,"), std::string::npos);
+  EXPECT_NE(Body(1)["query"].get<std::string>().find("comments(first: 40,"), std::string::npos);
+  const json third = Body(2);
+  EXPECT_NE(third["query"].get<std::string>().find("comments(first: 40,"), std::string::npos)
+      << "the thread's next page is asked for 40 at a time too";
+  EXPECT_EQ(third["variables"]["a0"], "C1");
+  EXPECT_EQ(pass->points, 3) << "the query cut off counts: GitHub charges it";
+  EXPECT_EQ(pass->last_node_cap, kStartNodesPerQuery)
+      << "one slow thread does not shrink the others' queries";
+}
+
+TEST_F(GraphqlListerTest, AQueryCutOffSpendsTheLastPointItWasKnownToHave) {
+  MakeLister(1);
+  http_.Respond(kUrl, 502, "<html>bad gateway</html>");
+  auto pass = lister_->CommentsPass({{1, 100}, {2, 100}});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->budget_spent);
+  EXPECT_EQ(http_.Requests().size(), 1u) << "no second query on a point already spent";
+}
+
 TEST_F(GraphqlListerTest, AnAnswerCutShortIsAskedForAgain) {
   const std::string whole = Answer({{"i1", {{"comments", Comments(1, 2)}}}}, 90);
   http_.Respond(kUrl, 200, whole.substr(0, whole.size() / 2));

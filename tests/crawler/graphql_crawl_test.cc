@@ -199,10 +199,12 @@ TEST_F(GraphqlCrawlTest, TimeoutsShrinkTheQueriesAndNoPageIsLost) {
 TEST_F(GraphqlCrawlTest, FlakyAnswersAreAskedAgainAndNoCommentIsLost) {
   sim::FaultConfig faults;
   faults.seed = 1;
-  // Answers that arrive broken (the 5xx before a query runs are the request loop's retries,
-  // tested with REST): a quarter cut halfway or garbled.
+  // Answers that arrive broken: a quarter cut halfway or garbled (asked for again), and a tenth
+  // of the queries answered 500/502/503 before they run (a 502 reads as a cut-off: the query is
+  // sent again smaller; 500 and 503 are the request loop's retries).
   faults.truncated_rate = 0.1;
   faults.invalid_json_rate = 0.15;
+  faults.error_rate = 0.1;
   StartSimulator(faults, 600, 0.02);
   const std::map<int64_t, std::string> rest = RestView();
   sim_->ResetStats();

@@ -179,6 +179,32 @@ TEST_F(HostileTrackerTest, LoopingNotesListingStops) {
 
 // Item 7: an issue updated in 9999 must not become the cursor. Before the fix the cursor moved
 // to 2262 (9999 saturated) and no later incremental crawl saw a new issue.
+// With --graphql, the comments of a full crawl come over GraphQL for the stored issues; an issue
+// the listing set aside is not stored, so the pass would miss its comments (and move the comment
+// cursor past them): REST lists the comments of such a crawl, and no query is sent.
+TEST_F(HostileTrackerTest, AnIssueSetAsideKeepsTheCommentsOnRest) {
+  options_.github_graphql = true;
+  ScriptRepo();
+  // Every issue has comments: a pass would have threads to ask for.
+  nlohmann::json one = TestIssue(1, 10), two = TestIssue(2, 20), future = TestIssue(3, 2);
+  for (nlohmann::json* issue : {&one, &two, &future}) (*issue)["comments"] = 2;
+  future["updated_at"] = "9999-12-31T23:59:59Z";
+  const Headers date = {{"Date", HttpDate(100)}};
+  http_.Respond(kTestIssues, 200, TestPage({one, two, future}), date);
+  http_.Respond(std::string(kTestIssues) + SinceParam(20), 200, TestPage({two, future}),
+                {{"Date", HttpDate(101)}, {"ETag", "\"i\""}});
+  http_.Respond(kTestComments, 200, "[]", date);
+  auto result = Crawl(TestLease());
+  ASSERT_TRUE(result.ok()) << result.status();
+  bool listed_comments = false;
+  for (const auto& r : http_.Requests()) {
+    EXPECT_NE(r.request.method, "POST") << "a GraphQL query was sent: " << r.request.url;
+    listed_comments = listed_comments || r.request.url == kTestComments;
+  }
+  EXPECT_TRUE(listed_comments) << "REST should have listed the comments from the start";
+  EXPECT_FALSE(Stored(3));
+}
+
 TEST_F(HostileTrackerTest, FarFutureUpdatedAtIsQuarantinedAndNeverBecomesTheCursor) {
   ScriptRepo();
   nlohmann::json future = TestIssue(3, 0);

@@ -2,7 +2,6 @@
 // identifies the token, enforces the per-token budget (each forge's headers and status when
 // spent), injects the configured faults, answers conditional requests with 304, and counts.
 #include <cstdio>
-#include <functional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -303,7 +302,7 @@ void TrackerSimulator::HandleGraphql(const httplib::Request& req, httplib::Respo
   // The dice-drawn faults, as on REST: a server error before the query runs (not charged);
   // after it, a slow, cut-short or garbled answer (charged). The identity is the query itself.
   const std::string identity =
-      absl::StrCat(token_key, " POST ", req.target, " ", std::hash<std::string>()(req.body));
+      absl::StrCat(token_key, " POST ", req.target, " ", StableHash(req.body));
   const int64_t attempt = dice_.Roll(identity);
   auto draw = [&](FaultKind kind) { return FaultDice::Draw(faults.seed, kind, identity, attempt); };
   if (const double error_draw = draw(FaultKind::kError); error_draw < faults.error_rate) {
