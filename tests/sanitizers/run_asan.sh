@@ -48,8 +48,7 @@ TESTS=(
 )
 # The e2e tests start the daemons of the same tree (ASan+UBSan builds of issuescope,
 # issuescope-coordinator, -crawler, -indexer, -search, -shard-server and the simulator) as real
-# processes;
-# their reports go to files (log_path), which fail the test that started them.
+# processes; their reports go to files (log_path), which fail the test that started them.
 E2E=(
   cli_e2e_test standard_services_e2e_test study_e2e_test control_plane_e2e_test cluster_e2e_test
   shard_server_test
