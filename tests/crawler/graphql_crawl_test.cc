@@ -103,6 +103,21 @@ class GraphqlCrawlTest : public ::testing::Test {
     return StoreView(*store);
   }
 
+  // GraphqlCrawlStoresWhatRestStores crawls the simulator's corpus over REST, then over
+  // GraphQL into a fresh store, expects the two stores equal, and returns the simulator's
+  // counts of the GraphQL crawl alone.
+  sim::SimStats GraphqlCrawlStoresWhatRestStores() {
+    const std::map<int64_t, std::string> rest = RestView();
+    sim_->ResetStats();
+    std::unique_ptr<rocksdb::Env> env;
+    std::unique_ptr<IssueStore> store;
+    OpenMemStore(&env, &store);
+    Crawl(store.get(), true, v1::CRAWL_MODE_FULL);
+    const sim::SimStats stats = sim_->Stats();
+    EXPECT_EQ(StoreView(*store), rest);
+    return stats;
+  }
+
   CurlTransport transport_;
   std::unique_ptr<sim::TrackerSimulator> sim_;
   absl::Duration sweep_interval_ = absl::Hours(24);
@@ -182,14 +197,7 @@ TEST_F(GraphqlCrawlTest, TimeoutsShrinkTheQueriesAndNoPageIsLost) {
   // 100): more than 300 nodes times out, so the first queries (100 issues, some 500 nodes) do.
   faults.graphql_timeout_nodes = 300;
   StartSimulator(faults, 200, 0.02);
-  const std::map<int64_t, std::string> rest = RestView();
-  sim_->ResetStats();
-  std::unique_ptr<rocksdb::Env> env;
-  std::unique_ptr<IssueStore> store;
-  OpenMemStore(&env, &store);
-  Crawl(store.get(), true, v1::CRAWL_MODE_FULL);
-  const sim::SimStats stats = sim_->Stats();
-  EXPECT_EQ(StoreView(*store), rest);
+  const sim::SimStats stats = GraphqlCrawlStoresWhatRestStores();
   EXPECT_GE(stats.graphql_timeouts, 2);
   // Timeouts happen while the node cap comes down; it then stays below the limit (grows only
   // halfway to the cut-off after three answered queries, and each growth past it costs one).
@@ -206,14 +214,7 @@ TEST_F(GraphqlCrawlTest, FlakyAnswersAreAskedAgainAndNoCommentIsLost) {
   faults.invalid_json_rate = 0.15;
   faults.error_rate = 0.1;
   StartSimulator(faults, 600, 0.02);
-  const std::map<int64_t, std::string> rest = RestView();
-  sim_->ResetStats();
-  std::unique_ptr<rocksdb::Env> env;
-  std::unique_ptr<IssueStore> store;
-  OpenMemStore(&env, &store);
-  Crawl(store.get(), true, v1::CRAWL_MODE_FULL);
-  const sim::SimStats stats = sim_->Stats();
-  EXPECT_EQ(StoreView(*store), rest);
+  const sim::SimStats stats = GraphqlCrawlStoresWhatRestStores();
   EXPECT_GT(stats.graphql_faults, 0) << "the dice should have hit some of the GraphQL queries";
   // The comments came over GraphQL: REST listed only the page from the new cursor (and its
   // retries), not the comments.
