@@ -224,14 +224,12 @@ absl::StatusOr<GraphqlPassResult> GraphqlLister::CommentsPass(
     if (!pages.ok()) {
       // Unusable (not JSON, cut short, not the shape asked for): charged as far as we know.
       Charged(nullptr);
-    }
-    if (!pages.ok() && ++bad_answers < kAnswersBeforeGivingUp) {
-      // An answer cut short or garbled on the way is asked for again (nothing was stored).
-      spdlog::info("{}: GraphQL answer unusable, asking again: {}", slug_,
-                   std::string(pages.status().message()).substr(0, 120));
-      continue;
-    }
-    if (!pages.ok()) {
+      if (++bad_answers < kAnswersBeforeGivingUp) {
+        // Cut short or garbled on the way: asked for again (nothing was stored).
+        spdlog::info("{}: GraphQL answer unusable, asking again: {}", slug_,
+                     std::string(pages.status().message()).substr(0, 120));
+        continue;
+      }
       Abandon(absl::Status(pages.status().code(), absl::StrCat("POST ", Redact(url_), ": ",
                                                                pages.status().message())),
               &result);

@@ -14,9 +14,9 @@
 // after three answered queries in a row the cap grows halfway to the smallest count that timed
 // out (by half when none did), so it settles just below the cut-off. A thread cut off alone is
 // asked for half as many comments at a time (the cap stays). An answer that cannot be read (cut
-// short or garbled on the way) is asked for again, three times in all. A query is never sent when the token's GraphQL budget (the
-// rateLimit object of the last answer) cannot pay for it: the pass stops with budget_spent and
-// the caller lists over REST. A server without GraphQL (404, 401, 403 that is not a rate
+// short or garbled on the way) is asked for again, three times in all. A query is never sent
+// when the token's GraphQL budget (the rateLimit object of the last answer) cannot pay for it:
+// the pass stops with budget_spent and the caller lists over REST. A server without GraphQL (404, 401, 403 that is not a rate
 // limit, 410) ends the pass with `unavailable` before anything is stored.
 //
 // Not thread-safe: one pass at a time, on the crawl's thread.

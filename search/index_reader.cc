@@ -43,21 +43,19 @@ Xapian::Database OpenIndexForReading(const std::string& index_dir) {
   const std::string stub = index::StubPath(index_dir);
   std::error_code ec;
   if (!std::filesystem::exists(stub, ec)) return Xapian::Database(index_dir);
-  if (index::HasRemoteShards(index_dir)) {
-    absl::StatusOr<std::vector<index::RemoteStubEntry>> entries = index::ReadRemoteStub(index_dir);
-    if (entries.ok() && !entries->empty()) {
-      Xapian::Database all;
-      for (const index::RemoteStubEntry& entry : *entries) {
-        all.add_database(OpenRemoteShard(entry, kShardConnectTimeoutMs, kShardTimeoutMs));
-      }
-      return all;
+  absl::StatusOr<std::vector<index::RemoteStubEntry>> entries = index::ReadRemoteStub(index_dir);
+  if (entries.ok() && !entries->empty()) {
+    Xapian::Database all;
+    for (const index::RemoteStubEntry& entry : *entries) {
+      all.add_database(OpenRemoteShard(entry, kShardConnectTimeoutMs, kShardTimeoutMs));
     }
-    if (!entries.ok() && entries.status().code() == absl::StatusCode::kInvalidArgument) {
-      throw Xapian::DatabaseOpeningError(std::string(entries.status().message()));
-    }
-    // Other stubs (local shards beside remote ones, `remote` options): Xapian reads them,
-    // without alternates.
+    return all;
   }
+  if (!entries.ok() && entries.status().code() == absl::StatusCode::kInvalidArgument) {
+    throw Xapian::DatabaseOpeningError(std::string(entries.status().message()));
+  }
+  // Other stubs (local shards, or local and remote ones, `remote` options): Xapian reads them,
+  // without alternates.
   return Xapian::Database(stub);
 }
 

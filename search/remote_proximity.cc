@@ -4,12 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <fstream>
 #include <set>
 #include <unordered_map>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
