@@ -30,6 +30,10 @@ constexpr int64_t kUnknownRemaining = std::numeric_limits<int64_t>::max() / 4;
 // land in the old window, so nothing is lent on the assumption of a new one.
 constexpr absl::Duration kResetSlack = absl::Seconds(1);
 
+// How far apart the resets of one window may be when measured from different answers: the
+// Date each is measured from has whole seconds, and the answers' transit times differ.
+constexpr absl::Duration kResetJitter = absl::Seconds(2);
+
 bool WindowOver(absl::Time reset, absl::Time now) {
   return reset != absl::InfinitePast() && now >= reset + kResetSlack;
 }
@@ -278,15 +282,15 @@ void TokenPool::Release(const Lease& lease, const RateLimit& seen, TokenOutcome 
     Entry& e = tokens_[lease.index];
     const absl::Time now = clock_->Now();
     e.in_use = false;
-    if (seen.remaining >= 0) {
-      if (e.rate.remaining < 0 || e.rate.reset == absl::InfinitePast() ||
-          seen.reset > e.rate.reset) {
-        e.rate = seen;  // first news, or a newer window
-        e.observed = seen.remaining;
-      } else if (seen.reset == e.rate.reset) {
-        e.rate = seen;  // requests on a token are serial: this answer is the newest word
-        e.observed = seen.remaining;
-      }
+    // Requests on a token are serial: this answer is the tracker's newest word, unless its reset
+    // lies well before the window already seen (a stale copy, e.g. from a cache). Resets of one
+    // window measured from different answers differ by up to a second or so (the Date header
+    // has whole seconds), and a later answer's may be the earlier one: it still counts.
+    if (seen.remaining >= 0 &&
+        (e.rate.remaining < 0 || e.rate.reset == absl::InfinitePast() ||
+         seen.reset + kResetJitter >= e.rate.reset)) {
+      e.rate = seen;
+      e.observed = seen.remaining;
     }
     auto bench = [&](absl::Duration d) { e.benched_until = std::max(e.benched_until, now + d); };
     switch (outcome) {

@@ -407,5 +407,28 @@ TEST_F(TokenPoolTest, AWindowEndsOneSecondAfterItsReset) {
   EXPECT_EQ(pool.Snapshot()[0].remaining, 44);
 }
 
+// The request loop measures a reset from the answer's Date, which has whole seconds: two answers
+// of one window, either side of a second's tick, give resets up to a second apart, the later
+// answer's the earlier one. Requests on a token are serial, so the later answer is still the
+// newest word. (CI caught the pool keeping the older figure and lending a share of it while the
+// other sharer spent the rest: the simulator answered 403.)
+TEST_F(TokenPoolTest, TheNewestAnswerCountsEvenWhenItsResetRoundsEarlier) {
+  TokenPool pool(v1::TRACKER_GITHUB, {{"shared", "secret-a"}}, &clock_);
+  const absl::Time reset = kStart + absl::Minutes(10);
+  pool.SetSharedAllowance("shared", -1, reset, 2);
+  auto a = pool.Acquire();
+  ASSERT_TRUE(a.ok());
+  pool.Release(*a, Rate(10, reset + absl::Milliseconds(970), 45), TokenOutcome::kOk);
+  auto b = pool.Acquire();
+  ASSERT_TRUE(b.ok());
+  // The other sharer spent 8 meanwhile; this answer's Date ticked over a second.
+  pool.Release(*b, Rate(1, reset + absl::Milliseconds(30), 45), TokenOutcome::kOk);
+  EXPECT_EQ(pool.Snapshot()[0].remaining, 1);
+  EXPECT_EQ(clock_.TotalSlept(), absl::ZeroDuration());
+  auto c = pool.Acquire();  // 1 left between two sharers is nobody's: waits for the window's end
+  ASSERT_TRUE(c.ok());
+  EXPECT_GE(clock_.Now(), reset + absl::Seconds(1));
+}
+
 }  // namespace
 }  // namespace issuescope::crawler
