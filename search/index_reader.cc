@@ -39,7 +39,19 @@ Xapian::Database OpenRemoteShard(const index::RemoteStubEntry& entry, unsigned c
   throw Xapian::InvalidArgumentError("a stub line names no shard server");
 }
 
-Xapian::Database OpenIndexForReading(const std::string& index_dir) {
+bool ShardServerAnswers(const index::ShardServer& server, unsigned connect_timeout_ms) {
+  try {
+    Xapian::Database db =
+        Xapian::Remote::open(server.host, server.port, kShardTimeoutMs, connect_timeout_ms);
+    return true;
+  } catch (const Xapian::Error&) {
+    return false;
+  }
+}
+
+Xapian::Database OpenIndexForReading(const std::string& index_dir,
+                                     std::vector<index::ShardServer>* missed) {
+  if (missed != nullptr) missed->clear();
   const std::string stub = index::StubPath(index_dir);
   std::error_code ec;
   if (!std::filesystem::exists(stub, ec)) return Xapian::Database(index_dir);
@@ -47,7 +59,12 @@ Xapian::Database OpenIndexForReading(const std::string& index_dir) {
   if (entries.ok() && !entries->empty()) {
     Xapian::Database all;
     for (const index::RemoteStubEntry& entry : *entries) {
-      all.add_database(OpenRemoteShard(entry, kShardConnectTimeoutMs, kShardTimeoutMs));
+      std::string served_by;
+      all.add_database(
+          OpenRemoteShard(entry, kShardConnectTimeoutMs, kShardTimeoutMs, &served_by));
+      if (missed != nullptr && served_by != entry.servers[0].Name()) {
+        missed->push_back(entry.servers[0]);
+      }
     }
     return all;
   }

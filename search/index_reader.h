@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/index_layout.h"
 #include "xapian.h"
@@ -14,7 +15,10 @@ namespace issuescope::search {
 // first of its `#issuescope-alternate` servers that can (a copy of the same shards on another
 // host; OpenRemoteShard). Throws what Xapian throws (DatabaseOpeningError while the index does
 // not exist yet; NetworkError when no server of a shard answers); callers convert at their edge.
-Xapian::Database OpenIndexForReading(const std::string& index_dir);
+// `missed` (may be null) gets the `remote` lines' own servers that could not be reached, whose
+// shards were opened on an alternate (ShardServerAnswers says when to open afresh).
+Xapian::Database OpenIndexForReading(const std::string& index_dir,
+                                     std::vector<index::ShardServer>* missed = nullptr);
 
 // Timeouts of a connection to a shard server, in ms: to connect (short, so that a host that is
 // away fails over soon), and for each exchange after (Xapian's own default).
@@ -26,6 +30,10 @@ inline constexpr unsigned kShardTimeoutMs = 10000;
 // last server tried, naming every server, when none answers.
 Xapian::Database OpenRemoteShard(const index::RemoteStubEntry& entry, unsigned connect_timeout_ms,
                                  unsigned timeout_ms, std::string* served_by = nullptr);
+
+// ShardServerAnswers says whether `server` accepts a connection and answers Xapian's remote
+// protocol within `connect_timeout_ms` (and the exchange within kShardTimeoutMs).
+bool ShardServerAnswers(const index::ShardServer& server, unsigned connect_timeout_ms);
 
 // OpenGoneForReading opens the gone databases (common/index_layout.h, kGoneDirName) of every
 // local database of an index as one database; an empty in-memory one when no issue has gone

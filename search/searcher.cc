@@ -33,6 +33,10 @@ namespace {
 // shard's connection broke (NetworkError: a shard server restarted).
 constexpr int kModifiedRetries = 3;
 
+// How long a handle reading shards from alternates waits to connect to their own server when
+// it asks whether that server is back (SearcherOptions::primary_retry).
+constexpr unsigned kPrimaryProbeTimeoutMs = 500;
+
 // Guard runs `body`, converting Xapian exceptions with `convert` and retrying when the
 // database was modified during the call or a remote shard's connection broke (the next attempt
 // reopens it, connecting again).
@@ -131,7 +135,9 @@ Searcher::Searcher(std::string path, std::optional<Xapian::Database> db, Searche
                        ? options.split_parts
                        : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))) {
   if (db) {
-    idle_.push_back(std::make_unique<std::optional<Xapian::Database>>(std::move(db)));
+    auto handle = std::make_unique<Handle>();
+    handle->db = std::move(db);
+    idle_.push_back(std::move(handle));
     handles_ = 1;
   }
 }
@@ -159,15 +165,21 @@ Searcher::Lease::~Lease() {
   owner_->returned_.notify_one();
 }
 
+void Searcher::Lease::OpenAfresh() {
+  db_->db.reset();
+  db_->db.emplace(OpenIndexForReading(owner_->path_, &db_->missed));
+  db_->retry_missed_at = absl::Now() + owner_->options_.primary_retry;
+}
+
 Xapian::Database* Searcher::Lease::Open() {
-  std::optional<Xapian::Database>& db = *db_;
+  std::optional<Xapian::Database>& db = db_->db;
   if (owner_->gone_mode_) {
     // Opened afresh each time: a shard's gone database appears with its first tombstone,
     // which reopen() would not see.
     db.emplace(OpenGoneForReading(owner_->path_));
   } else if (!db) {
     // Throws DatabaseOpeningError while the index does not exist.
-    db.emplace(OpenIndexForReading(owner_->path_));
+    OpenAfresh();
   } else {
     bool afresh = false;
     try {
@@ -175,17 +187,29 @@ Xapian::Database* Searcher::Lease::Open() {
     } catch (const Xapian::DatabaseOpeningError&) {
       // The files this handle read were replaced (a replica's full copy switches to a new
       // directory, search/replica_follower.h) or removed.
+      if (owner_->path_.empty()) throw;
       afresh = true;
     } catch (const Xapian::NetworkError&) {
       // A remote shard's connection broke (its shard server restarted, or was away).
+      if (owner_->path_.empty()) throw;
       afresh = true;
     }
-    if (afresh) {
-      if (owner_->path_.empty()) throw;
-      // Open afresh (connecting again), or throw if there is no index any more.
-      db.reset();
-      db.emplace(OpenIndexForReading(owner_->path_));
+    if (!afresh && !db_->missed.empty() && absl::Now() >= db_->retry_missed_at) {
+      // Shards read from alternates go back to their own server once it answers again (a
+      // short connect timeout: a server still away costs this call little).
+      afresh = std::any_of(db_->missed.begin(), db_->missed.end(),
+                           [](const index::ShardServer& server) {
+                             return ShardServerAnswers(server, kPrimaryProbeTimeoutMs);
+                           });
+      if (afresh) {
+        spdlog::info("search: shard server {} answers again; reading its shards from it",
+                     db_->missed.front().Name());
+      } else {
+        db_->retry_missed_at = absl::Now() + owner_->options_.primary_retry;
+      }
     }
+    // Open afresh (connecting again), or throw if there is no index any more.
+    if (afresh) OpenAfresh();
   }
   return &*db;
 }
@@ -196,12 +220,12 @@ Searcher::Lease Searcher::Borrow() {
   returned_.wait(lock, [&] { return !idle_.empty() || handles_ < max_handles_; });
   --waiting_;
   if (!idle_.empty()) {
-    std::unique_ptr<std::optional<Xapian::Database>> db = std::move(idle_.back());
+    std::unique_ptr<Handle> db = std::move(idle_.back());
     idle_.pop_back();
     return Lease(this, std::move(db));
   }
   ++handles_;
-  return Lease(this, std::make_unique<std::optional<Xapian::Database>>());
+  return Lease(this, std::make_unique<Handle>());
 }
 
 std::vector<Searcher::Lease> Searcher::BorrowIdle(int n) {
@@ -216,7 +240,7 @@ std::vector<Searcher::Lease> Searcher::BorrowIdle(int n) {
       idle_.pop_back();
     } else if (handles_ < max_handles_) {
       ++handles_;
-      leases.emplace_back(this, std::make_unique<std::optional<Xapian::Database>>());
+      leases.emplace_back(this, std::make_unique<Handle>());
     } else {
       break;
     }

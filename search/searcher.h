@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/index_layout.h"
 #include "issuescope/v1/search.pb.h"
 #include "search/match_split.h"
 #include "search/remote_proximity.h"
@@ -63,6 +64,10 @@ struct SearcherOptions {
   int split_parts = 0;
   // Hits fetched per round trip to the index while exporting. Default: 500.
   int export_chunk = 500;
+  // A database handle that opened a shard on an alternate server (its `remote` line's own
+  // server could not be reached: search/index_reader.h) asks that server again this often,
+  // and moves back to it once it answers. Default: 30 s.
+  absl::Duration primary_retry = absl::Seconds(30);
 };
 
 // StopCheck says whether a call should stop: OK to go on, else the status to return (e.g.
@@ -127,20 +132,28 @@ class Searcher {
   absl::StatusOr<v1::IndexStatus> GetIndexStatus();
 
  private:
+  // Handle is one database handle of the pool: its database (empty until first opened) and
+  // the shard servers it could not reach and so reads from their alternates.
+  struct Handle {
+    std::optional<Xapian::Database> db;
+    std::vector<index::ShardServer> missed;
+    absl::Time retry_missed_at = absl::InfinitePast();
+  };
   // Lease is a database handle borrowed from the pool; returned when the Lease goes away. Its
   // database is empty until Open() first opens the index.
   class Lease {
    public:
-    Lease(Searcher* owner, std::unique_ptr<std::optional<Xapian::Database>> db)
-        : owner_(owner), db_(std::move(db)) {}
+    Lease(Searcher* owner, std::unique_ptr<Handle> db) : owner_(owner), db_(std::move(db)) {}
     Lease(Lease&&) = default;
     ~Lease();
     // Open opens or reopens the index; throws what Xapian throws.
     Xapian::Database* Open();
 
    private:
+    // OpenAfresh opens the index again (connecting again to its shard servers).
+    void OpenAfresh();
     Searcher* owner_;
-    std::unique_ptr<std::optional<Xapian::Database>> db_;
+    std::unique_ptr<Handle> db_;
   };
 
   // `gone`: this searcher reads the gone databases of `path` (OpenGoneForReading).
@@ -192,7 +205,7 @@ class Searcher {
   std::mutex mu_;
   std::condition_variable returned_;
   // Handles not lent out (guarded by mu_); an empty optional is not opened yet.
-  std::vector<std::unique_ptr<std::optional<Xapian::Database>>> idle_;
+  std::vector<std::unique_ptr<Handle>> idle_;
   int handles_ = 0;  // handles in existence, idle or lent (guarded by mu_)
   int waiting_ = 0;  // calls waiting in Borrow for a handle (guarded by mu_)
   std::atomic<uint64_t> split_searches_{0};

@@ -8,12 +8,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -380,7 +382,7 @@ TEST(RemoteRegistryTest, ClassesRoundTripAndRejectMalformedBytes) {
   }
   const Xapian::PostingSource* scope = registry.get_posting_source("issuescope.FieldScopeSource");
   const Xapian::PostingSource* sample = registry.get_posting_source("issuescope.DocidSample");
-  for (const std::string bad : {std::string("\x02"), std::string("\x00\x09\x00"),
+  for (const std::string& bad : {std::string("\x02"), std::string("\x00\x09\x00"),
                                 std::string("\x00\x01\x05\x01a")}) {
     EXPECT_THROW(delete scope->unserialise_with_registry(bad, registry),
                  Xapian::SerialisationError) << "field scope";
@@ -402,7 +404,7 @@ TEST(RemoteRegistryTest, ClassesRoundTripAndRejectMalformedBytes) {
   // Truncated; a zero id step (an id twice, or id 0); a key where none belongs; a shard named
   // twice; trailing bytes.
   const std::string good = near.serialise();
-  for (const std::string bad :
+  for (const std::string& bad :
        {good.substr(0, good.size() - 1), std::string("\x00\x01\x01u\x01\x00\x00", 7),
         std::string("\x00\x01\x01u\x01\x01\x05", 7),
         std::string("\x00\x02\x01u\x01\x01\x00\x01u\x01\x01\x00", 12), good + "x"}) {
@@ -418,7 +420,7 @@ TEST(RemoteRegistryTest, ClassesRoundTripAndRejectMalformedBytes) {
   EXPECT_EQ(page_copy->serialise(), page.serialise());
   // Truncated; key 0; trailing bytes.
   const std::string page_bytes = page.serialise();
-  for (const std::string bad : {page_bytes.substr(0, page_bytes.size() - 1),
+  for (const std::string& bad : {page_bytes.substr(0, page_bytes.size() - 1),
                                 std::string("\x01\x01u\x01\x01\x00", 6), page_bytes + "x"}) {
     EXPECT_THROW(delete keyed->unserialise_with_registry(bad, registry),
                  Xapian::SerialisationError)
@@ -444,7 +446,7 @@ TEST(RemoteRegistryTest, ClassesRoundTripAndRejectMalformedBytes) {
                Xapian::SerialisationError)
       << "slot BAD_VALUENO";
   const std::string results = collector.serialise_results();
-  for (const std::string bad : {results.substr(0, results.size() - 1), results + "x",
+  for (const std::string& bad : {results.substr(0, results.size() - 1), results + "x",
                                 std::string("\x01\x00\x00\x00", 4)}) {
     EXPECT_THROW(collector_copy->merge_results(bad), Xapian::SerialisationError)
         << ::testing::PrintToString(bad);
@@ -532,6 +534,73 @@ TEST_F(ShardServerTest, ALostShardServerFailsOverToItsAlternate) {
   EXPECT_EQ(none.status().code(), absl::StatusCode::kUnavailable) << none.status();
   EXPECT_NE(none.status().message().find(absl::StrCat("127.0.0.1:", ports_[2])), absl::string_view::npos)
       << none.status();
+}
+
+// ConnectionsTo counts this machine's established IPv4 connections to 127.0.0.1:`port` (their
+// client ends, from /proc/net/tcp): the searcher's open connections to a shard server.
+int ConnectionsTo(int port) {
+  std::ifstream in("/proc/net/tcp");
+  std::string line;
+  std::getline(in, line);  // the header
+  char want[16];
+  std::snprintf(want, sizeof(want), "0100007F:%04X", port);
+  int n = 0;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (remote == want && state == "01") ++n;
+  }
+  return n;
+}
+
+// A searcher that failed over to an alternate goes back to the `remote` line's own server once
+// it answers again (SearcherOptions::primary_retry), instead of staying on the alternate until
+// that fails too: the alternate can be taken down for maintenance without a failover.
+TEST_F(ShardServerTest, AFailedOverSearcherGoesBackToItsServerWhenItAnswersAgain) {
+  ports_.push_back(issuescope::testing::FreeLoopbackPort());
+  servers_.resize(3);
+  ASSERT_NO_FATAL_FAILURE(StartServer(2, /*shards_of=*/1));
+  const std::string dir = work_ + "/back";
+  std::filesystem::create_directories(dir);
+  std::ofstream(index::StubPath(dir)) << "remote 127.0.0.1:" << ports_[0] << "\n"
+                                      << "remote 127.0.0.1:" << ports_[1] << "\n"
+                                      << index::kAlternatePrefix << "127.0.0.1:" << ports_[2] << "\n";
+  SearcherOptions options;
+  options.max_handles = 1;  // one handle: every search below goes through it
+  options.split_parts = 1;
+  options.primary_retry = absl::Milliseconds(200);
+  std::unique_ptr<Searcher> searcher = Searcher::ForPath(dir, options);
+  const v1::SearchRequest request = Request("cuda memory", true);
+  auto want = local_->Search(request);
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto expect_as_local = [&](const std::string& when) {
+    auto got = searcher->Search(request);
+    ASSERT_TRUE(got.ok()) << when << ": " << got.status();
+    EXPECT_EQ(Comparable(*got), Comparable(*want)) << when;
+  };
+  ASSERT_NO_FATAL_FAILURE(expect_as_local("both servers up"));
+  EXPECT_EQ(ConnectionsTo(ports_[2]), 0) << "the alternate was used while its server answered";
+
+  kill(-servers_[1]->pid(), SIGKILL);
+  ASSERT_TRUE(servers_[1]->Wait(absl::Seconds(10)));
+  ASSERT_NO_FATAL_FAILURE(expect_as_local("server 1 lost"));
+  EXPECT_GT(ConnectionsTo(ports_[2]), 0) << "server 1's shards should be read from the alternate";
+  // Still away at the next retry: the handle stays on the alternate and answers.
+  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_NO_FATAL_FAILURE(expect_as_local("server 1 still lost"));
+  EXPECT_GT(ConnectionsTo(ports_[2]), 0);
+
+  ASSERT_NO_FATAL_FAILURE(StartServer(1));
+  ASSERT_NO_FATAL_FAILURE(expect_as_local("server 1 back, before the retry"));
+  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_NO_FATAL_FAILURE(expect_as_local("server 1 back"));
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (ConnectionsTo(ports_[2]) > 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(ConnectionsTo(ports_[2]), 0) << "the searcher stayed on the alternate";
+  EXPECT_GT(ConnectionsTo(ports_[1]), 0) << "the searcher should read from server 1 again";
 }
 
 TEST(RemoteStubTest, AlternatesFollowTheirRemoteLineAndBadLinesAreNamed) {
