@@ -1,6 +1,6 @@
 // issuescope-search: serves issuescope.v1.Search over the Xapian index at --index.
 //
-//   issuescope-search [--listen 127.0.0.1:50051] --port-file /tmp/search.port --index /data/index \
+//   issuescope-search [--listen 127.0.0.1:50051] --port-file /tmp/search.port --index /data/index
 //       --http-listen 127.0.0.1:8080 [--facet-bound N] [--count-bound N] [--max-handles N]
 //       [--split-parts N]
 //

@@ -206,6 +206,7 @@ absl::Status Cluster::StartIndexer() {
   ASSIGN_OR_RETURN(indexer_, Launch("indexer",
                                     {Bin("issuescope-indexer"),
                                      "--index=" + options_.work_dir + "/data/index",
+                                     absl::StrCat("--shards=", options_.index_shards),
                                      absl::StrCat("--keep-changesets=",
                                                   options_.search_replicas > 0 ? 50 : 0),
                                      "--coordinator=" + coordinator_address_,

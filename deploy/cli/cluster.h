@@ -61,6 +61,8 @@ struct ClusterOptions {
   // and each replica "search-replica-N" copies the index into a directory of its own
   // (data/replica-N/index) with issuescope-search --replicate-from. Default: 0.
   int search_replicas = 0;
+  // Shards of the index (issuescope-indexer --shards). Default: 1.
+  int index_shards = 1;
   // placement(name) says where process `name` runs ("simulator", "coordinator", "worker-N",
   // "indexer", "replicate", "search", "search-replica-N"): a process with a netns is started
   // through `ip netns exec`. Unset

@@ -2,7 +2,8 @@
 // — network namespaces with their own addresses on a bridge (tests/multihost/netns_lab.h) —
 // talking over those addresses, not loopback: a tracker host (the simulator), a control host
 // (the coordinator), three worker hosts, an index host (the indexer, and xapian-replicate-server
-// when a test asks for search replicas), a search host and two replica hosts. Faults
+// when a test asks for search replicas or a second index host), a second index host (copies of
+// half the shards, served by a shard server), a search host and two replica hosts. Faults
 // are made in the network: a worker cut off from the coordinator but not from the tracker, the
 // indexer cut off from one worker, a worker host lost, and delay and loss on links where the
 // kernel has netem. After each, the index must hold exactly the tracker's issues, each at its
@@ -11,10 +12,12 @@
 // Needs root (network namespaces); elsewhere every test skips, saying why. CTest label
 // `multihost` (not in the default run; .ci/run runs them).
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include <cstdio>
 #include <filesystem>
@@ -30,8 +33,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/grpc_channel.h"
+#include "common/index_layout.h"
 #include "deploy/cli/cluster.h"
 #include "tests/e2e/e2e_util.h"
+#include "tests/multihost/lab_processes.h"
 #include "tests/multihost/netns_lab.h"
 
 namespace issuescope::multihost {
@@ -43,8 +48,9 @@ using e2e::MakeTempDir;
 using e2e::ReadFile;
 using e2e::SimulatorAdmin;
 
-const std::vector<std::string> kHosts = {"tracker", "control", "worker0", "worker1", "worker2",
-                                         "index",   "search",  "replica0", "replica1"};
+const std::vector<std::string> kHosts = {"tracker", "control",  "worker0",  "worker1",
+                                         "worker2", "index",    "index1",   "search",
+                                         "replica0", "replica1"};
 
 // HostOfProcess names the lab host a cluster process runs on.
 std::string HostOfProcess(const std::string& process) {
@@ -74,9 +80,11 @@ class MultiHostTest : public ::testing::Test {
 
   // StartCluster starts the simulator with `simulator_args` and the rest of the cluster, one
   // process per host, and reads the simulator's corpus.
-  void StartCluster(std::vector<std::string> simulator_args, int search_replicas = 0) {
+  void StartCluster(std::vector<std::string> simulator_args, int search_replicas = 0,
+                    int index_shards = 1) {
     cli::ClusterOptions options;
     options.search_replicas = search_replicas;
+    options.index_shards = index_shards;
     options.bin_dir = ISSUESCOPE_BIN_DIR;
     options.work_dir = work_;
     options.workers = 3;
@@ -402,6 +410,209 @@ TEST_F(MultiHostTest, SearchReplicasSurviveLosingTheIndexHostAndAReplica) {
   }
   std::printf("[multihost] replicas caught up with the re-crawl %.1f s after the index did\n",
               absl::ToDoubleSeconds(absl::Now() - caught_up));
+}
+
+// The whole pipeline with the index split over two index hosts: the tracker crawled by three
+// workers, the indexer on `index` writing 4 shards, `index1` keeping copies of shards 1 and 3
+// current with xapian-replicate (from index's xapian-replicate-server), a shard server on each
+// index host over its two shards plus an alternate on `index` over the originals of index1's,
+// and a second search service on `search` over a stub naming them. It answers exactly as the
+// cluster's search service over the local index; after the tracker changes and is crawled again,
+// it answers the new index within seconds; when index1's shard server is killed under 4
+// clients, no query fails or answers differently (the alternate takes over).
+TEST_F(MultiHostTest, PipelineSearchesAcrossTwoIndexHosts) {
+  if (access("/usr/bin/xapian-replicate", X_OK) != 0 ||
+      access("/usr/bin/xapian-replicate-server", X_OK) != 0) {
+    GTEST_SKIP() << "xapian-replicate not installed (Debian package xapian-tools)";
+  }
+  constexpr int kShards = 4;
+  StartCluster({"--repos=4", "--issues-per-repo=300", "--comments-per-issue=2", "--seed=43"},
+               /*search_replicas=*/0, kShards);
+  ASSERT_TRUE(cluster_->AddSimulatorRepositories().ok());
+  FinishAndCheck();
+
+  const std::string logs = work_ + "/logs";
+  std::filesystem::create_directories(logs);
+  const std::string index_dir = work_ + "/data/index";
+  const std::string index0 = lab_->address("index"), index1 = lab_->address("index1");
+  std::vector<std::unique_ptr<Subprocess>> processes;
+  struct StopAll {
+    std::vector<std::unique_ptr<Subprocess>>* processes;
+    ~StopAll() {
+      for (auto it = processes->rbegin(); it != processes->rend(); ++it) (*it)->Stop();
+    }
+  } stop_all{&processes};
+  auto start = [&](const std::string& host, const std::vector<std::string>& argv,
+                   const std::string& name) -> Subprocess* {
+    auto p = Subprocess::Start(InHost(*lab_, host, argv), logs + "/" + name + ".log");
+    if (!p.ok()) {
+      ADD_FAILURE() << name << ": " << p.status();
+      return nullptr;
+    }
+    processes.push_back(*std::move(p));
+    return processes.back().get();
+  };
+
+  // index1's shards, copied across the network and kept current.
+  Subprocess* replicate_server =
+      start("index", {"/usr/bin/xapian-replicate-server", "--interface=" + index0, "--port=7012",
+                      index_dir},
+            "replicate-server-7012");
+  ASSERT_NE(replicate_server, nullptr);
+  ASSERT_TRUE(WaitForListener(index0, 7012, replicate_server));
+  const std::string copy = work_ + "/index1";
+  std::filesystem::create_directories(copy);
+  for (int s = 1; s < kShards; s += 2) {
+    const std::string shard = index::ShardDirName(s);
+    // The first copy whole, then a follower that applies each new commit's changeset.
+    ASSERT_TRUE(RunToEnd(InHost(*lab_, "index1",
+                                {"/usr/bin/xapian-replicate", "--one-shot", "--host=" + index0,
+                                 "--port=7012", "--master=" + shard, copy + "/" + shard}),
+                         logs + "/replicate-" + shard + "-first.log", absl::Minutes(2))
+                    .ok());
+    ASSERT_NE(start("index1",
+                    {"/usr/bin/xapian-replicate", "--interval=1", "--host=" + index0,
+                     "--port=7012", "--master=" + shard, copy + "/" + shard},
+                    "replicate-" + shard),
+              nullptr);
+  }
+
+  // A shard server on each index host (shard s on server s mod 2), and index1's alternate.
+  std::string stub;
+  Subprocess* index1_server = nullptr;
+  for (const auto& [host, dir, port] :
+       std::vector<std::tuple<std::string, std::string, int>>{
+           {"index", index_dir, 7020}, {"index1", copy, 7020}, {"index", index_dir, 7021}}) {
+    const int first = host == "index" && port == 7020 ? 0 : 1;
+    std::vector<std::string> argv = {
+        std::string(ISSUESCOPE_BIN_DIR) + "/issuescope-shard-server",
+        absl::StrCat("--listen=", lab_->address(host), ":", port)};
+    for (int s = first; s < kShards; s += 2) {
+      argv.push_back("--db=" + dir + "/" + index::ShardDirName(s));
+    }
+    Subprocess* server = start(host, argv, absl::StrCat("shard-server-", host, "-", port));
+    ASSERT_NE(server, nullptr);
+    ASSERT_TRUE(WaitForListener(lab_->address(host), port, server)) << host << ":" << port;
+    if (host == "index1") index1_server = server;
+    absl::StrAppend(&stub, port == 7021 ? index::kAlternatePrefix : "remote ",
+                    lab_->address(host), ":", port, "\n");
+  }
+  const std::string remote = work_ + "/remote-index";
+  std::filesystem::create_directories(remote);
+  std::ofstream(index::StubPath(remote)) << stub;
+  Subprocess* service =
+      start("search",
+            {std::string(ISSUESCOPE_BIN_DIR) + "/issuescope-search",
+             "--listen=" + lab_->address("search") + ":0",
+             "--port-file=" + logs + "/search-remote.port", "--index=" + remote,
+             "--log-level=warn"},
+            "search-remote");
+  ASSERT_NE(service, nullptr);
+  auto port = WaitForPort(logs + "/search-remote.port", service);
+  ASSERT_TRUE(port.ok()) << port.status();
+  const std::string target = absl::StrCat(lab_->address("search"), ":", *port);
+  auto split = v1::Search::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+
+  const std::vector<std::string> queries = {"is:open",         "is:closed",    "error",
+                                            "memory OR crash", "-error",       "sort:updated",
+                                            "crash in:title",  "sort:created-asc is:open"};
+  std::map<std::string, std::string> want;
+  auto all_equal = [&](std::string* first_difference) {
+    for (const std::string& q : queries) {
+      auto got = Call(split.get(), q);
+      if (!got.ok() || Comparable(*got) != want[q]) {
+        *first_difference = got.ok() ? q + ": a different answer"
+                                     : q + ": " + got.status().ToString();
+        return false;
+      }
+    }
+    return true;
+  };
+  auto take_reference = [&] {
+    bool changed = false;
+    for (const std::string& q : queries) {
+      auto got = Call(&cluster_->search_stub(), q);
+      ASSERT_TRUE(got.ok()) << q << ": " << got.status();
+      changed = changed || Comparable(*got) != want[q];
+      want[q] = Comparable(*got);
+    }
+    ASSERT_TRUE(changed) << "no answer changed: the comparison would prove nothing";
+  };
+  ASSERT_NO_FATAL_FAILURE(take_reference());
+  int with_hits = 0;
+  for (const std::string& q : queries) {
+    auto got = Call(&cluster_->search_stub(), q);
+    ASSERT_TRUE(got.ok());
+    with_hits += got->hits_size() > 0;
+  }
+  EXPECT_GE(with_hits, 6) << "most queries match nothing: the comparison would prove little";
+  std::string difference;
+  EXPECT_TRUE(all_equal(&difference)) << difference;
+
+  // The tracker changes and is crawled again: the split search answers the new index once
+  // index1's followers have applied the commits.
+  sim_->Post("/_sim/mutate", R"({"seed":47,"edited_issues":40,"new_issues":40})");
+  corpus_ = sim_->Corpus(nullptr, nullptr);
+  ASSERT_TRUE(cluster_->TriggerCrawl(v1::CRAWL_MODE_INCREMENTAL).ok());
+  FinishAndCheck(2);
+  const absl::Time indexed = absl::Now();
+  ASSERT_NO_FATAL_FAILURE(take_reference());
+  bool equal = false;
+  while (!(equal = all_equal(&difference)) && absl::Now() - indexed < absl::Seconds(30)) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(equal) << "the split search did not catch up with the re-crawl: " << difference;
+  std::printf("[multihost] two index hosts: the split search answered the re-crawl %.1f s after "
+              "the index host did\n",
+              absl::ToDoubleSeconds(absl::Now() - indexed));
+
+  // index1 lost mid-query: its shard server's process group killed under 4 clients.
+  std::atomic<bool> stop{false}, lost{false};
+  std::atomic<int64_t> answered{0}, failed{0}, wrong{0}, after_loss{0};
+  std::mutex problem_mu;
+  std::string first_problem;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&, c] {
+      auto client =
+          v1::Search::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+      for (size_t i = c; !stop.load(); ++i) {
+        const std::string& q = queries[i % queries.size()];
+        const bool after = lost.load();
+        auto got = Call(client.get(), q);
+        std::string problem;
+        if (!got.ok()) {
+          ++failed;
+          problem = q + ": " + got.status().ToString();
+        } else if (Comparable(*got) != want[q]) {
+          ++wrong;
+          problem = q + ": a different answer";
+        } else {
+          ++answered;
+          if (after) ++after_loss;
+        }
+        if (!problem.empty()) {
+          std::lock_guard<std::mutex> lock(problem_mu);
+          if (first_problem.empty()) first_problem = problem;
+        }
+      }
+    });
+  }
+  absl::SleepFor(absl::Seconds(1.5));
+  kill(-index1_server->pid(), SIGKILL);
+  const bool gone = index1_server->Wait(absl::Seconds(10));
+  lost = true;
+  absl::SleepFor(absl::Seconds(2.5));
+  stop = true;
+  for (std::thread& t : clients) t.join();
+  ASSERT_TRUE(gone) << "index1's shard server did not die";
+  std::printf("[multihost] index1 lost under 4 clients: %lld answered as before (%lld after the "
+              "loss), %lld failed, %lld different\n",
+              static_cast<long long>(answered.load()), static_cast<long long>(after_loss.load()),
+              static_cast<long long>(failed.load()), static_cast<long long>(wrong.load()));
+  EXPECT_EQ(failed.load(), 0) << first_problem;
+  EXPECT_EQ(wrong.load(), 0) << first_problem;
+  EXPECT_GT(after_loss.load(), 0) << "no query was answered after index1 was lost";
 }
 
 // Delay and loss on every worker's link, where the kernel has netem.

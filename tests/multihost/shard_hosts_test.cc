@@ -20,11 +20,7 @@
 //
 // Needs root (network namespaces) and xapian-tools; skips elsewhere, saying why. CTest label
 // `multihost`.
-#include <arpa/inet.h>
 #include <signal.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -54,6 +50,7 @@
 #include "issuescope/v1/search.grpc.pb.h"
 #include "tests/bench/search_bench_common.h"
 #include "tests/e2e/e2e_util.h"
+#include "tests/multihost/lab_processes.h"
 #include "tests/multihost/netns_lab.h"
 
 namespace issuescope::multihost {
@@ -69,57 +66,6 @@ int EnvInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
   int parsed = 0;
   return v != nullptr && absl::SimpleAtoi(v, &parsed) && parsed > 0 ? parsed : fallback;
-}
-
-std::vector<std::string> InHost(const NetnsLab& lab, const std::string& host,
-                                std::vector<std::string> argv) {
-  argv.insert(argv.begin(), {"/usr/sbin/ip", "netns", "exec", lab.netns(host)});
-  if (access("/usr/sbin/ip", X_OK) != 0) argv[0] = "/sbin/ip";
-  return argv;
-}
-
-// RunToEnd runs `argv` to its exit, logging to `log`; OK when it exits 0.
-absl::Status RunToEnd(const std::vector<std::string>& argv, const std::string& log,
-                      absl::Duration timeout) {
-  auto child = Subprocess::Start(argv, log);
-  if (!child.ok()) return child.status();
-  int wait_status = 0;
-  if (!(*child)->Wait(timeout, &wait_status)) {
-    (*child)->Stop(absl::Seconds(2));
-    return absl::DeadlineExceededError(absl::StrCat(argv[0], " did not finish; log ", log));
-  }
-  if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(absl::StrJoin(argv, " "), " failed:\n", ReadFile(log)));
-}
-
-// WaitForPort waits until `port_file` holds a port (the process wrote it once listening).
-absl::StatusOr<int> WaitForPort(const std::string& port_file, Subprocess* process) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while (absl::Now() < deadline) {
-    int port = 0;
-    if (absl::SimpleAtoi(ReadFile(port_file), &port) && port > 0) return port;
-    if (!process->Running()) return absl::InternalError(absl::StrCat(process->name(), " exited"));
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  return absl::DeadlineExceededError(absl::StrCat("no port in ", port_file));
-}
-
-// WaitForListener waits until something accepts connections at address:port.
-bool WaitForListener(const std::string& address, int port, Subprocess* process) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (absl::Now() < deadline && process->Running()) {
-    // A TCP accept: the servers speak Xapian's protocols, not gRPC.
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    inet_pton(AF_INET, address.c_str(), &addr.sin_addr);
-    const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    close(fd);
-    if (ok) return true;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  return false;
 }
 
 // The search service's count bound (SearcherOptions::count_bound): totals up to it are exact,

@@ -1,0 +1,80 @@
+#include "tests/multihost/lab_processes.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+
+namespace issuescope::multihost {
+namespace {
+
+std::string ReadWhole(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+}  // namespace
+
+std::vector<std::string> InHost(const NetnsLab& lab, const std::string& host,
+                                std::vector<std::string> argv) {
+  argv.insert(argv.begin(), {"/usr/sbin/ip", "netns", "exec", lab.netns(host)});
+  if (access("/usr/sbin/ip", X_OK) != 0) argv[0] = "/sbin/ip";
+  return argv;
+}
+
+absl::Status RunToEnd(const std::vector<std::string>& argv, const std::string& log,
+                      absl::Duration timeout) {
+  auto child = Subprocess::Start(argv, log);
+  if (!child.ok()) return child.status();
+  int wait_status = 0;
+  if (!(*child)->Wait(timeout, &wait_status)) {
+    (*child)->Stop(absl::Seconds(2));
+    return absl::DeadlineExceededError(absl::StrCat(argv[0], " did not finish; log ", log));
+  }
+  if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) return absl::OkStatus();
+  return absl::InternalError(
+      absl::StrCat(absl::StrJoin(argv, " "), " failed:\n", ReadWhole(log)));
+}
+
+absl::StatusOr<int> WaitForPort(const std::string& port_file, Subprocess* process) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (absl::Now() < deadline) {
+    int port = 0;
+    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadWhole(port_file)), &port) && port > 0) {
+      return port;
+    }
+    if (!process->Running()) return absl::InternalError(absl::StrCat(process->name(), " exited"));
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return absl::DeadlineExceededError(absl::StrCat("no port in ", port_file));
+}
+
+bool WaitForListener(const std::string& address, int port, Subprocess* process) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline && process->Running()) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    inet_pton(AF_INET, address.c_str(), &addr.sin_addr);
+    const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    close(fd);
+    if (ok) return true;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return false;
+}
+
+}  // namespace issuescope::multihost

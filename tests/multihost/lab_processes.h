@@ -1,0 +1,33 @@
+// Processes on the hosts of a NetnsLab (tests/multihost/netns_lab.h), shared by the multi-host
+// tests: a command line run inside a host's namespace, run to its end, and waits for a process
+// to listen.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/subprocess.h"
+#include "tests/multihost/netns_lab.h"
+
+namespace issuescope::multihost {
+
+// InHost prefixes `argv` with `ip netns exec` of `host`'s namespace.
+std::vector<std::string> InHost(const NetnsLab& lab, const std::string& host,
+                                std::vector<std::string> argv);
+
+// RunToEnd runs `argv` to its exit, logging to `log`; OK when it exits 0, else an error with the
+// command line and the log.
+absl::Status RunToEnd(const std::vector<std::string>& argv, const std::string& log,
+                      absl::Duration timeout);
+
+// WaitForPort waits (60 s) until `port_file` holds a port (`process` wrote it once listening).
+absl::StatusOr<int> WaitForPort(const std::string& port_file, Subprocess* process);
+
+// WaitForListener waits (30 s) until something accepts TCP connections at address:port (for
+// servers that speak Xapian's protocols, not gRPC), while `process` runs.
+bool WaitForListener(const std::string& address, int port, Subprocess* process);
+
+}  // namespace issuescope::multihost
