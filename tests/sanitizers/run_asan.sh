@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the unit tests of the pure libraries under AddressSanitizer + UndefinedBehaviorSanitizer
 # in the sanitizer tree build-sanitize/ (clang, shared with tests/fuzz/run_fuzzers.sh: the
-# libraries are compiled once for both) and runs them; fails on any test failure, leak or
-# sanitizer report.
+# libraries are compiled once for both) and runs them (the unit test programs --jobs at a time,
+# the e2e programs one at a time); fails on any test failure, leak or sanitizer report.
 #
 #   tests/sanitizers/run_asan.sh [--jobs N] [--list] [TARGET...]
 #
@@ -75,11 +75,13 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/tests/sanitizers/lsan.sup
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 
 mkdir -p "$build/asan-logs"
-failed=()
-for t in "${targets[@]}"; do
-  exe="$build/bin/$t"
-  log="$build/asan-logs/$t.log"
-  reports="$build/asan-logs/$t.reports"
+failed_list="$build/asan-logs/failed.list"
+: >"$failed_list"
+# run_one T: runs test program T, prints a line with its outcome and time, and on a failure its
+# log's tail and reports, and appends T to $failed_list.
+run_one() {
+  local t="$1" exe="$build/bin/$1" log="$build/asan-logs/$1.log"
+  local reports="$build/asan-logs/$1.reports" start status
   rm -rf "$reports" && mkdir -p "$reports"
   start=$(date +%s)
   # Every process the test starts writes its sanitizer reports to $reports/<tool>.<pid>.
@@ -87,13 +89,29 @@ for t in "${targets[@]}"; do
      UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=$reports/ubsan" \
      "$exe" --gtest_brief=1 >"$log" 2>&1; then status=ok; else status=FAILED; fi
   if [ -n "$(ls -A "$reports")" ]; then status=REPORT; fi
-  [ "$status" = ok ] || failed+=("$t")
-  printf 'run_asan: %-32s %-6s %4ss\n' "$t" "$status" "$(( $(date +%s) - start ))"
   if [ "$status" != ok ]; then
-    tail -n 80 "$log" >&2
-    for r in "$reports"/*; do [ -f "$r" ] && { echo "--- $r" >&2; head -n 60 "$r" >&2; }; done
+    echo "$t" >>"$failed_list"
+    { tail -n 80 "$log"
+      for r in "$reports"/*; do [ -f "$r" ] && { echo "--- $r"; head -n 60 "$r"; }; done
+    } >&2
   fi
+  printf 'run_asan: %-32s %-6s %4ss\n' "$t" "$status" "$(( $(date +%s) - start ))"
+}
+export -f run_one
+export build failed_list
+# The unit test programs $jobs at a time (as ctest -j runs them); the e2e programs, which start
+# daemons and measure timeouts and budgets, one at a time.
+unit=() e2e=()
+for t in "${targets[@]}"; do
+  is_e2e=0
+  for e in "${E2E[@]}"; do [ "$e" = "$t" ] && is_e2e=1; done
+  if [ $is_e2e = 1 ]; then e2e+=("$t"); else unit+=("$t"); fi
 done
+if [ ${#unit[@]} -gt 0 ]; then
+  printf '%s\n' "${unit[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one "$1"' _ {}
+fi
+for t in "${e2e[@]}"; do run_one "$t"; done
+mapfile -t failed <"$failed_list"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "run_asan: failed: ${failed[*]} (logs in $build/asan-logs/)" >&2
   exit 1
