@@ -39,10 +39,11 @@ Xapian::Database OpenRemoteShard(const index::RemoteStubEntry& entry, unsigned c
   throw Xapian::InvalidArgumentError("a stub line names no shard server");
 }
 
-bool ShardServerAnswers(const index::ShardServer& server, unsigned connect_timeout_ms) {
+bool ShardServerAnswers(const index::ShardServer& server, unsigned connect_timeout_ms,
+                        unsigned exchange_ms) {
   try {
     Xapian::Database db =
-        Xapian::Remote::open(server.host, server.port, kShardTimeoutMs, connect_timeout_ms);
+        Xapian::Remote::open(server.host, server.port, exchange_ms, connect_timeout_ms);
     return true;
   } catch (const Xapian::Error&) {
     return false;
@@ -50,7 +51,8 @@ bool ShardServerAnswers(const index::ShardServer& server, unsigned connect_timeo
 }
 
 Xapian::Database OpenIndexForReading(const std::string& index_dir,
-                                     std::vector<index::ShardServer>* missed) {
+                                     std::vector<index::ShardServer>* missed,
+                                     ShardTimeouts timeouts) {
   if (missed != nullptr) missed->clear();
   const std::string stub = index::StubPath(index_dir);
   std::error_code ec;
@@ -61,7 +63,7 @@ Xapian::Database OpenIndexForReading(const std::string& index_dir,
     for (const index::RemoteStubEntry& entry : *entries) {
       std::string served_by;
       all.add_database(
-          OpenRemoteShard(entry, kShardConnectTimeoutMs, kShardTimeoutMs, &served_by));
+          OpenRemoteShard(entry, timeouts.connect_ms, timeouts.exchange_ms, &served_by));
       if (missed != nullptr && served_by != entry.servers[0].Name()) {
         missed->push_back(entry.servers[0]);
       }

@@ -17,13 +17,21 @@ namespace issuescope::search {
 // not exist yet; NetworkError when no server of a shard answers); callers convert at their edge.
 // `missed` (may be null) gets the `remote` lines' own servers that could not be reached, whose
 // shards were opened on an alternate (ShardServerAnswers says when to open afresh).
-Xapian::Database OpenIndexForReading(const std::string& index_dir,
-                                     std::vector<index::ShardServer>* missed = nullptr);
-
 // Timeouts of a connection to a shard server, in ms: to connect (short, so that a host that is
-// away fails over soon), and for each exchange after (Xapian's own default).
+// away fails over soon), and for each exchange after (Xapian's own default). A host that goes
+// silent mid-query (no reset: power, a cut link) holds the query for the exchange timeout before
+// the alternate is tried; a search service that must fail over sooner lowers it
+// (issuescope-search --shard-timeout), at the risk of failing over a search that is only slow.
 inline constexpr unsigned kShardConnectTimeoutMs = 2000;
 inline constexpr unsigned kShardTimeoutMs = 10000;
+struct ShardTimeouts {
+  unsigned connect_ms = kShardConnectTimeoutMs;
+  unsigned exchange_ms = kShardTimeoutMs;
+};
+
+Xapian::Database OpenIndexForReading(const std::string& index_dir,
+                                     std::vector<index::ShardServer>* missed = nullptr,
+                                     ShardTimeouts timeouts = ShardTimeouts());
 
 // OpenRemoteShard connects to the first of `entry`'s servers that answers and returns its
 // database; `served_by` (may be null) gets that server's name. Throws the NetworkError of the
@@ -32,8 +40,9 @@ Xapian::Database OpenRemoteShard(const index::RemoteStubEntry& entry, unsigned c
                                  unsigned timeout_ms, std::string* served_by = nullptr);
 
 // ShardServerAnswers says whether `server` accepts a connection and answers Xapian's remote
-// protocol within `connect_timeout_ms` (and the exchange within kShardTimeoutMs).
-bool ShardServerAnswers(const index::ShardServer& server, unsigned connect_timeout_ms);
+// protocol within `connect_timeout_ms` (and the exchange within `exchange_ms`).
+bool ShardServerAnswers(const index::ShardServer& server, unsigned connect_timeout_ms,
+                        unsigned exchange_ms);
 
 // OpenGoneForReading opens the gone databases (common/index_layout.h, kGoneDirName) of every
 // local database of an index as one database; an empty in-memory one when no issue has gone

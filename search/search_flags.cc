@@ -42,6 +42,19 @@ void SearchFlags::Register(CLI::App* app) {
                   "cores one search or aggregation may run on while index handles are idle "
                   "(a share of the shards each); 0 = cores, 1 = off")
       ->check(CLI::Range(0, 256));
+  app->add_option_function<double>(
+         "--shard-timeout",
+         [this](double s) { searcher.shard_timeout_ms = static_cast<unsigned>(s * 1000); },
+         "with an index of shard servers: seconds one exchange with a server may take before "
+         "the search gives up on it and tries its alternate (a silent host holds a query this "
+         "long; default 10)")
+      ->check(CLI::Range(0.1, 600.0));
+  app->add_option_function<double>(
+         "--shard-connect-timeout",
+         [this](double s) { searcher.shard_connect_timeout_ms = static_cast<unsigned>(s * 1000); },
+         "with an index of shard servers: seconds to connect to a server before trying its "
+         "alternate (default 2)")
+      ->check(CLI::Range(0.1, 600.0));
   CLI::Option* from = app->add_option(
       "--replicate-from", replicate_from,
       "keep --index a read replica of an index host's index: HOST:PORT of its "

@@ -167,7 +167,9 @@ Searcher::Lease::~Lease() {
 
 void Searcher::Lease::OpenAfresh() {
   db_->db.reset();
-  db_->db.emplace(OpenIndexForReading(owner_->path_, &db_->missed));
+  db_->db.emplace(OpenIndexForReading(
+      owner_->path_, &db_->missed,
+      ShardTimeouts{owner_->options_.shard_connect_timeout_ms, owner_->options_.shard_timeout_ms}));
   db_->retry_missed_at = absl::Now() + owner_->options_.primary_retry;
 }
 
@@ -198,8 +200,9 @@ Xapian::Database* Searcher::Lease::Open() {
       // Shards read from alternates go back to their own server once it answers again (a
       // short connect timeout: a server still away costs this call little).
       afresh = std::any_of(db_->missed.begin(), db_->missed.end(),
-                           [](const index::ShardServer& server) {
-                             return ShardServerAnswers(server, kPrimaryProbeTimeoutMs);
+                           [&](const index::ShardServer& server) {
+                             return ShardServerAnswers(server, kPrimaryProbeTimeoutMs,
+                                                       owner_->options_.shard_timeout_ms);
                            });
       if (afresh) {
         spdlog::info("search: shard server {} answers again; reading its shards from it",

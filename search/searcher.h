@@ -68,6 +68,11 @@ struct SearcherOptions {
   // server could not be reached: search/index_reader.h) asks that server again this often,
   // and moves back to it once it answers. Default: 30 s.
   absl::Duration primary_retry = absl::Seconds(30);
+  // Timeouts of connections to shard servers (an index whose stub names them), in ms: to
+  // connect, and for each exchange of a search (search/index_reader.h, ShardTimeouts).
+  // Defaults: 2000 and 10000.
+  unsigned shard_connect_timeout_ms = 2000;
+  unsigned shard_timeout_ms = 10000;
 };
 
 // StopCheck says whether a call should stop: OK to go on, else the status to return (e.g.

@@ -603,6 +603,46 @@ TEST_F(ShardServerTest, AFailedOverSearcherGoesBackToItsServerWhenItAnswersAgain
   EXPECT_GT(ConnectionsTo(ports_[1]), 0) << "the searcher should read from server 1 again";
 }
 
+// A shard server that goes silent (stopped, not killed: its host lost power or its link was cut,
+// so nothing resets the connection) holds a search for the exchange timeout, then the search
+// fails over to the alternate. SearcherOptions::shard_timeout_ms (issuescope-search
+// --shard-timeout) bounds that wait; Xapian's default is 10 s.
+TEST_F(ShardServerTest, ASilentShardServerFailsOverWithinTheShardTimeout) {
+  ports_.push_back(issuescope::testing::FreeLoopbackPort());
+  servers_.resize(3);
+  ASSERT_NO_FATAL_FAILURE(StartServer(2, /*shards_of=*/1));
+  const std::string dir = work_ + "/silent";
+  std::filesystem::create_directories(dir);
+  std::ofstream(index::StubPath(dir)) << "remote 127.0.0.1:" << ports_[0] << "\n"
+                                      << "remote 127.0.0.1:" << ports_[1] << "\n"
+                                      << index::kAlternatePrefix << "127.0.0.1:" << ports_[2] << "\n";
+  SearcherOptions options;
+  options.max_handles = 1;
+  options.split_parts = 1;
+  options.shard_timeout_ms = 1500;
+  std::unique_ptr<Searcher> searcher = Searcher::ForPath(dir, options);
+  const v1::SearchRequest request = Request("cuda memory", true);
+  auto want = local_->Search(request);
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto before = searcher->Search(request);
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_EQ(Comparable(*before), Comparable(*want));
+
+  // Server 1 and its connections' processes stop answering; the kernel still accepts
+  // connections on its port.
+  ASSERT_EQ(kill(-servers_[1]->pid(), SIGSTOP), 0);
+  const absl::Time start = absl::Now();
+  auto during = searcher->Search(request);
+  const absl::Duration took = absl::Now() - start;
+  kill(-servers_[1]->pid(), SIGCONT);
+  ASSERT_TRUE(during.ok()) << during.status();
+  EXPECT_EQ(Comparable(*during), Comparable(*want));
+  // The stalled exchange, and the new connection's greeting, each wait 1.5 s at most.
+  EXPECT_GE(took, absl::Milliseconds(1500));
+  EXPECT_LT(took, absl::Seconds(9)) << "the search waited out Xapian's default instead";
+  EXPECT_GT(ConnectionsTo(ports_[2]), 0) << "server 1's shards should be read from the alternate";
+}
+
 TEST(RemoteStubTest, AlternatesFollowTheirRemoteLineAndBadLinesAreNamed) {
   const std::string dir = TempDir();
   auto write = [&](const std::string& text) { std::ofstream(index::StubPath(dir)) << text; };
