@@ -77,4 +77,27 @@ bool WaitForListener(const std::string& address, int port, Subprocess* process) 
   return false;
 }
 
+void AnswerTally::Record(const std::string& query, const absl::StatusOr<std::string>& got,
+                         const std::string& want, bool after) {
+  std::string problem;
+  if (!got.ok()) {
+    ++failed_;
+    problem = absl::StrCat(query, ": ", got.status().ToString());
+  } else if (*got != want) {
+    ++different_;
+    problem = absl::StrCat(query, ": a different answer");
+  } else {
+    ++answered_;
+    if (after) ++after_;
+  }
+  if (problem.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (first_problem_.empty()) first_problem_ = problem;
+}
+
+std::string AnswerTally::first_problem() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return first_problem_;
+}
+
 }  // namespace issuescope::multihost

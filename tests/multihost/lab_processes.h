@@ -3,6 +3,9 @@
 // to listen.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,5 +32,27 @@ absl::StatusOr<int> WaitForPort(const std::string& port_file, Subprocess* proces
 // WaitForListener waits (30 s) until something accepts TCP connections at address:port (for
 // servers that speak Xapian's protocols, not gRPC), while `process` runs.
 bool WaitForListener(const std::string& address, int port, Subprocess* process);
+
+// AnswerTally counts the answers of clients searching while a fault is made: each answer is
+// the one wanted, different, or a failure; answers sent after the fault are counted apart.
+// Thread-safe.
+class AnswerTally {
+ public:
+  // Record one answer to `query`: `got` (what must be equal, or the call's error) against `want`;
+  // `after`: the call was sent after the fault.
+  void Record(const std::string& query, const absl::StatusOr<std::string>& got,
+              const std::string& want, bool after);
+  int64_t answered() const { return answered_.load(); }
+  int64_t after_fault() const { return after_.load(); }
+  int64_t failed() const { return failed_.load(); }
+  int64_t different() const { return different_.load(); }
+  // The first failed or different answer, "" when none.
+  std::string first_problem() const;
+
+ private:
+  std::atomic<int64_t> answered_{0}, after_{0}, failed_{0}, different_{0};
+  mutable std::mutex mu_;
+  std::string first_problem_;  // guarded by mu_
+};
 
 }  // namespace issuescope::multihost

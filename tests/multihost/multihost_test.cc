@@ -65,6 +65,27 @@ std::string HostOfProcess(const std::string& process) {
   return "search";
 }
 
+// Comparable is a search answer without what differs between two correct ones (timing, the
+// page token).
+std::string Comparable(v1::SearchResponse r) {
+  r.clear_took_us();
+  r.clear_next_page_token();
+  return r.DebugString();
+}
+
+v1::SearchRequest Request(const std::string& query) {
+  v1::SearchRequest r;
+  r.set_query(query);
+  r.set_page_size(25);
+  r.add_facets("repo");
+  r.add_facets("state");
+  return r;
+}
+
+absl::StatusOr<v1::SearchResponse> Call(v1::Search::Stub* stub, const std::string& query) {
+  return e2e::CallSearch(stub, Request(query));
+}
+
 class MultiHostTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -157,6 +178,24 @@ class MultiHostTest : public ::testing::Test {
       if (moved) return true;
     }
     return false;
+  }
+
+  // ReferenceAnswers sets want[q] to the cluster's search service's answer to each of `queries`
+  // (Comparable); false, with a failure, when a call fails or no answer changed.
+  bool ReferenceAnswers(const std::vector<std::string>& queries,
+                        std::map<std::string, std::string>* want) {
+    bool changed = false;
+    for (const std::string& q : queries) {
+      auto got = Call(&cluster_->search_stub(), q);
+      if (!got.ok()) {
+        ADD_FAILURE() << q << ": " << got.status();
+        return false;
+      }
+      changed = changed || Comparable(*got) != (*want)[q];
+      (*want)[q] = Comparable(*got);
+    }
+    if (!changed) ADD_FAILURE() << "no answer changed: the comparison would prove nothing";
+    return changed;
   }
 
   std::unique_ptr<NetnsLab> lab_;
@@ -280,27 +319,6 @@ TEST_F(MultiHostTest, CoordinatorHostCutOffAndBack) {
   EXPECT_TRUE(absl::StrContains(log, "dead")) << "the coordinator never noticed the silence";
 }
 
-// Comparable is a search answer without what differs between two correct ones (timing, the
-// page token).
-std::string Comparable(v1::SearchResponse r) {
-  r.clear_took_us();
-  r.clear_next_page_token();
-  return r.DebugString();
-}
-
-v1::SearchRequest Request(const std::string& query) {
-  v1::SearchRequest r;
-  r.set_query(query);
-  r.set_page_size(25);
-  r.add_facets("repo");
-  r.add_facets("state");
-  return r;
-}
-
-absl::StatusOr<v1::SearchResponse> Call(v1::Search::Stub* stub, const std::string& query) {
-  return e2e::CallSearch(stub, Request(query));
-}
-
 // Two search replicas, each on a host of its own, copy the index from the index host
 // (xapian-replicate) and answer exactly as the search service on the index host. 16 clients
 // calling both through one channel lose no query when the index host is cut off under them
@@ -405,14 +423,7 @@ TEST_F(MultiHostTest, SearchReplicasSurviveLosingTheIndexHostAndAReplica) {
   ASSERT_TRUE(cluster_->TriggerCrawl(v1::CRAWL_MODE_INCREMENTAL).ok());
   FinishAndCheck(2);
   const absl::Time caught_up = absl::Now();
-  bool changed = false;
-  for (const std::string& q : queries) {
-    auto got = Call(&cluster_->search_stub(), q);
-    ASSERT_TRUE(got.ok()) << q << ": " << got.status();
-    changed = changed || Comparable(*got) != want[q];
-    want[q] = Comparable(*got);
-  }
-  ASSERT_TRUE(changed) << "the mutation changed no answer: the check below would prove nothing";
+  ASSERT_TRUE(ReferenceAnswers(queries, &want)) << "after the mutation";
   for (int i = 0; i < 2; ++i) {
     while (!all_equal(i) && absl::Now() - caught_up < absl::Seconds(30)) {
       absl::SleepFor(absl::Milliseconds(100));
@@ -540,17 +551,7 @@ TEST_F(MultiHostTest, PipelineSearchesAcrossTwoIndexHosts) {
     }
     return true;
   };
-  auto take_reference = [&] {
-    bool changed = false;
-    for (const std::string& q : queries) {
-      auto got = Call(&cluster_->search_stub(), q);
-      ASSERT_TRUE(got.ok()) << q << ": " << got.status();
-      changed = changed || Comparable(*got) != want[q];
-      want[q] = Comparable(*got);
-    }
-    ASSERT_TRUE(changed) << "no answer changed: the comparison would prove nothing";
-  };
-  ASSERT_NO_FATAL_FAILURE(take_reference());
+  ASSERT_TRUE(ReferenceAnswers(queries, &want));
   int with_hits = 0;
   for (const std::string& q : queries) {
     auto got = Call(&cluster_->search_stub(), q);
@@ -568,7 +569,7 @@ TEST_F(MultiHostTest, PipelineSearchesAcrossTwoIndexHosts) {
   ASSERT_TRUE(cluster_->TriggerCrawl(v1::CRAWL_MODE_INCREMENTAL).ok());
   FinishAndCheck(2);
   const absl::Time indexed = absl::Now();
-  ASSERT_NO_FATAL_FAILURE(take_reference());
+  ASSERT_TRUE(ReferenceAnswers(queries, &want)) << "after the mutation";
   bool equal = false;
   while (!(equal = all_equal(&difference)) && absl::Now() - indexed < absl::Seconds(30)) {
     absl::SleepFor(absl::Milliseconds(100));
@@ -581,9 +582,8 @@ TEST_F(MultiHostTest, PipelineSearchesAcrossTwoIndexHosts) {
   // index1 goes silent mid-query (cut off from every host: no reset reaches the search host)
   // under 4 clients; the search service (--shard-timeout=1.5) fails over to the alternate.
   std::atomic<bool> stop{false}, lost{false};
-  std::atomic<int64_t> answered{0}, failed{0}, wrong{0}, after_loss{0}, slowest_ms{0};
-  std::mutex problem_mu;
-  std::string first_problem;
+  std::atomic<int64_t> slowest_ms{0};
+  AnswerTally tally;
   std::vector<std::thread> clients;
   for (int c = 0; c < 4; ++c) {
     clients.emplace_back([&, c] {
@@ -595,23 +595,11 @@ TEST_F(MultiHostTest, PipelineSearchesAcrossTwoIndexHosts) {
         const absl::Time sent = absl::Now();
         auto got = Call(client.get(), q);
         const int64_t ms = absl::ToInt64Milliseconds(absl::Now() - sent);
-        for (int64_t seen = slowest_ms.load(); ms > seen && !slowest_ms.compare_exchange_weak(seen, ms);) {
+        for (int64_t seen = slowest_ms.load();
+             ms > seen && !slowest_ms.compare_exchange_weak(seen, ms);) {
         }
-        std::string problem;
-        if (!got.ok()) {
-          ++failed;
-          problem = q + ": " + got.status().ToString();
-        } else if (Comparable(*got) != want[q]) {
-          ++wrong;
-          problem = q + ": a different answer";
-        } else {
-          ++answered;
-          if (after) ++after_loss;
-        }
-        if (!problem.empty()) {
-          std::lock_guard<std::mutex> lock(problem_mu);
-          if (first_problem.empty()) first_problem = problem;
-        }
+        tally.Record(q, got.ok() ? absl::StatusOr<std::string>(Comparable(*got)) : got.status(),
+                     want[q], after);
       }
     });
   }
@@ -625,12 +613,12 @@ TEST_F(MultiHostTest, PipelineSearchesAcrossTwoIndexHosts) {
   ASSERT_TRUE(index1_server->Running());
   std::printf("[multihost] index1 silent under 4 clients: %lld answered as before (%lld after the "
               "cut), %lld failed, %lld different; slowest answer %lld ms\n",
-              static_cast<long long>(answered.load()), static_cast<long long>(after_loss.load()),
-              static_cast<long long>(failed.load()), static_cast<long long>(wrong.load()),
+              static_cast<long long>(tally.answered()), static_cast<long long>(tally.after_fault()),
+              static_cast<long long>(tally.failed()), static_cast<long long>(tally.different()),
               static_cast<long long>(slowest_ms.load()));
-  EXPECT_EQ(failed.load(), 0) << first_problem;
-  EXPECT_EQ(wrong.load(), 0) << first_problem;
-  EXPECT_GT(after_loss.load(), 0) << "no query was answered after index1 was cut off";
+  EXPECT_EQ(tally.failed(), 0) << tally.first_problem();
+  EXPECT_EQ(tally.different(), 0) << tally.first_problem();
+  EXPECT_GT(tally.after_fault(), 0) << "no query was answered after index1 was cut off";
 }
 
 // Delay and loss on every worker's link, where the kernel has netem.

@@ -296,9 +296,7 @@ TEST(ShardHostsTest, SearchOverTwoIndexHostsAnswersAsOneIndex) {
     reference.emplace_back(request, Comparable(*before));
   }
   std::atomic<bool> stop{false}, lost{false};
-  std::atomic<int64_t> answered{0}, failed{0}, wrong{0}, after_loss{0};
-  std::mutex problem_mu;
-  std::string first_problem;
+  AnswerTally tally;
   std::vector<std::thread> clients;
   for (int c = 0; c < 8; ++c) {
     clients.emplace_back([&, c] {
@@ -308,21 +306,9 @@ TEST(ShardHostsTest, SearchOverTwoIndexHostsAnswersAsOneIndex) {
         const auto& [request, want] = reference[i % reference.size()];
         const bool after = lost.load();
         auto got = Call(client.get(), request);
-        std::string problem;
-        if (!got.ok()) {
-          ++failed;
-          problem = absl::StrCat(request.query(), ": ", got.status().ToString());
-        } else if (Comparable(*got) != want) {
-          ++wrong;
-          problem = absl::StrCat(request.query(), ": a different answer");
-        } else {
-          ++answered;
-          if (after) ++after_loss;
-        }
-        if (!problem.empty()) {
-          std::lock_guard<std::mutex> lock(problem_mu);
-          if (first_problem.empty()) first_problem = problem;
-        }
+        tally.Record(request.query(),
+                     got.ok() ? absl::StatusOr<std::string>(Comparable(*got)) : got.status(),
+                     want, after);
       }
     });
   }
@@ -338,11 +324,11 @@ TEST(ShardHostsTest, SearchOverTwoIndexHostsAnswersAsOneIndex) {
   std::printf("[shard-hosts] index1 lost under 8 clients: %lld queries answered as before "
               "(%lld of them sent after the loss, over index0's alternate), %lld failed, %lld "
               "different\n",
-              static_cast<long long>(answered.load()), static_cast<long long>(after_loss.load()),
-              static_cast<long long>(failed.load()), static_cast<long long>(wrong.load()));
-  EXPECT_EQ(failed.load(), 0) << first_problem;
-  EXPECT_EQ(wrong.load(), 0) << first_problem;
-  EXPECT_GT(after_loss.load(), 0) << "no query was answered after index1 was lost";
+              static_cast<long long>(tally.answered()), static_cast<long long>(tally.after_fault()),
+              static_cast<long long>(tally.failed()), static_cast<long long>(tally.different()));
+  EXPECT_EQ(tally.failed(), 0) << tally.first_problem();
+  EXPECT_EQ(tally.different(), 0) << tally.first_problem();
+  EXPECT_GT(tally.after_fault(), 0) << "no query was answered after index1 was lost";
 
   if (!::testing::Test::HasFailure()) {
     for (auto it = processes.rbegin(); it != processes.rend(); ++it) (*it)->Stop();
