@@ -33,8 +33,8 @@ namespace {
 // shard's connection broke (NetworkError: a shard server restarted).
 constexpr int kModifiedRetries = 3;
 
-// How long a handle reading shards from alternates waits to connect to their own server when
-// it asks whether that server is back (SearcherOptions::primary_retry).
+// How long a handle reading shards from alternates waits to connect to their own server, and
+// for its greeting, when it asks whether that server is back (SearcherOptions::primary_retry).
 constexpr unsigned kPrimaryProbeTimeoutMs = 500;
 
 // Guard runs `body`, converting Xapian exceptions with `convert` and retrying when the
@@ -197,12 +197,13 @@ Xapian::Database* Searcher::Lease::Open() {
       afresh = true;
     }
     if (!afresh && !db_->missed.empty() && absl::Now() >= db_->retry_missed_at) {
-      // Shards read from alternates go back to their own server once it answers again (a
-      // short connect timeout: a server still away costs this call little).
+      // Shards read from alternates go back to their own server once it answers again (short
+      // timeouts, to connect and for its greeting: a server still away, or whose host accepts
+      // connections for a process that does not answer, costs this call little).
       afresh = std::any_of(db_->missed.begin(), db_->missed.end(),
-                           [&](const index::ShardServer& server) {
+                           [](const index::ShardServer& server) {
                              return ShardServerAnswers(server, kPrimaryProbeTimeoutMs,
-                                                       owner_->options_.shard_timeout_ms);
+                                                       kPrimaryProbeTimeoutMs);
                            });
       if (afresh) {
         spdlog::info("search: shard server {} answers again; reading its shards from it",
