@@ -2,6 +2,8 @@
 // catalog, credentials and TLS files; every refusal names the flag, file or variable.
 #include "coordinator/coordinator_flags.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,9 +21,14 @@ std::string Parse(const std::vector<std::string>& args, CoordinatorFlags* flags)
   return testing::ParseFlags(args, flags);
 }
 
+// WriteConfig writes `text` to a file of this test's own: ctest runs the tests of this program
+// in parallel, each a process (a shared name let one test read another's config).
 std::string WriteConfig(const std::string& text) {
   const std::string path =
-      (std::filesystem::temp_directory_path() / "coordinator_flags_test.toml").string();
+      (std::filesystem::temp_directory_path() /
+       ("coordinator_flags_test-" + std::to_string(::getpid()) + "-" +
+        ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".toml"))
+          .string();
   std::ofstream(path) << text;
   return path;
 }
