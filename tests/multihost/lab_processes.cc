@@ -6,26 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
-
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "tests/e2e/e2e_util.h"
 
 namespace issuescope::multihost {
-namespace {
-
-std::string ReadWhole(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-}  // namespace
 
 std::vector<std::string> InHost(const NetnsLab& lab, const std::string& host,
                                 std::vector<std::string> argv) {
@@ -45,20 +31,7 @@ absl::Status RunToEnd(const std::vector<std::string>& argv, const std::string& l
   }
   if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) return absl::OkStatus();
   return absl::InternalError(
-      absl::StrCat(absl::StrJoin(argv, " "), " failed:\n", ReadWhole(log)));
-}
-
-absl::StatusOr<int> WaitForPort(const std::string& port_file, Subprocess* process) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while (absl::Now() < deadline) {
-    int port = 0;
-    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadWhole(port_file)), &port) && port > 0) {
-      return port;
-    }
-    if (!process->Running()) return absl::InternalError(absl::StrCat(process->name(), " exited"));
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  return absl::DeadlineExceededError(absl::StrCat("no port in ", port_file));
+      absl::StrCat(absl::StrJoin(argv, " "), " failed:\n", e2e::ReadFile(log)));
 }
 
 bool WaitForListener(const std::string& address, int port, Subprocess* process) {

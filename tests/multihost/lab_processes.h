@@ -1,6 +1,6 @@
 // Processes on the hosts of a NetnsLab (tests/multihost/netns_lab.h), shared by the multi-host
-// tests: a command line run inside a host's namespace, run to its end, and waits for a process
-// to listen.
+// tests: a command line run inside a host's namespace, run to its end, a wait for a process to
+// listen (a port file: WaitForPortFile, common/subprocess.h), and the clients' answer tally.
 #pragma once
 
 #include <atomic>
@@ -25,9 +25,6 @@ std::vector<std::string> InHost(const NetnsLab& lab, const std::string& host,
 // command line and the log.
 absl::Status RunToEnd(const std::vector<std::string>& argv, const std::string& log,
                       absl::Duration timeout);
-
-// WaitForPort waits (60 s) until `port_file` holds a port (`process` wrote it once listening).
-absl::StatusOr<int> WaitForPort(const std::string& port_file, Subprocess* process);
 
 // WaitForListener waits (30 s) until something accepts TCP connections at address:port (for
 // servers that speak Xapian's protocols, not gRPC), while `process` runs.

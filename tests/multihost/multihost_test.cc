@@ -531,7 +531,7 @@ TEST_F(MultiHostTest, PipelineSearchesAcrossTwoIndexHosts) {
              "--shard-timeout=1.5", "--log-level=warn"},
             "search-remote");
   ASSERT_NE(service, nullptr);
-  auto port = WaitForPort(logs + "/search-remote.port", service);
+  auto port = WaitForPortFile(logs + "/search-remote.port", absl::Seconds(60), service);
   ASSERT_TRUE(port.ok()) << port.status();
   const std::string target = absl::StrCat(lab_->address("search"), ":", *port);
   auto split = v1::Search::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));

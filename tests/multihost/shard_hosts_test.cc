@@ -212,7 +212,7 @@ TEST(ShardHostsTest, SearchOverTwoIndexHostsAnswersAsOneIndex) {
                                 "--log-level=warn"}),
         logs + "/" + name + ".log");
     ASSERT_TRUE(service.ok()) << service.status();
-    auto port = WaitForPort(logs + "/" + name + ".port", service->get());
+    auto port = WaitForPortFile(logs + "/" + name + ".port", absl::Seconds(60), service->get());
     ASSERT_TRUE(port.ok()) << port.status() << "\n" << ReadFile(logs + "/" + name + ".log");
     processes.push_back(*std::move(service));
     targets.push_back(absl::StrCat(search, ":", *port));
